@@ -1,0 +1,3 @@
+from petgen.cli import main
+
+main()

@@ -1,0 +1,70 @@
+"""`petgen build`: content/ → dist/, a pure function of the content (see ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from petgen import __version__
+from petgen.api import DATA_FILE, emit_api
+from petgen.dist import DistWriter, new_build_dir, swap_in
+from petgen.kb import KnowledgeBase, load_knowledge_base
+from petgen.site import emit_site
+
+MANIFEST_VERSION = 1
+
+
+@dataclass
+class BuildResult:
+    kb: KnowledgeBase
+    out: Path
+    files: int
+    routes: int
+    seconds: float
+
+    def summary(self) -> str:
+        warnings = len(self.kb.warnings)
+        return (f"Built {len(self.kb.entries)} names, {len(self.kb.categories)} categories, "
+                f"{len(self.kb.moods)} moods → {self.routes} routes, {self.files} files in {self.out} "
+                f"({self.seconds:.2f} s{f', {warnings} warnings' if warnings else ''})")
+
+
+def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, strict: bool = False) -> BuildResult:
+    """Load, validate, emit everything into a fresh directory, then swap it in for `out_dir`."""
+    started = time.perf_counter()
+    kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict)
+    tmp = new_build_dir(out_dir)
+    try:
+        writer = DistWriter(tmp)
+        emit_api(kb, writer)
+        emit_site(kb, writer)
+        emit_manifest(kb, writer)
+        swap_in(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started)
+
+
+def emit_manifest(kb: KnowledgeBase, writer: DistWriter) -> None:
+    """Write `_manifest.json` with `_redirects` and `_headers` generated from the same route map."""
+    writer.write_manifest({
+        "version": MANIFEST_VERSION,
+        "generator": f"petgen {__version__}",
+        "site": kb.site.site,
+        "base_url": kb.site.base_url,
+        "sourceHash": kb.source_hash,
+        "data": DATA_FILE,
+        "notFound": "404.html",
+    })
+
+
+def is_stale(content_dir: Path, out_dir: Path) -> bool:
+    """True when dist is missing or older than any content file."""
+    manifest = out_dir / "_manifest.json"
+    if not manifest.exists():
+        return True
+    built = manifest.stat().st_mtime
+    return any(p.stat().st_mtime > built for p in content_dir.rglob("*") if p.is_file())

@@ -1,0 +1,206 @@
+"""The `petgen` command line: thin commands that parse options and call one library function."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import click
+
+from petgen import __version__
+from petgen.problems import ContentError
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+CONTENT = click.option("--content", "content_dir", type=click.Path(path_type=Path), default=Path("content"),
+                       show_default=True, help="Content directory (site.yml, categories.yml, moods.yml, names/).")
+OUT = click.option("--out", "out_dir", type=click.Path(path_type=Path), default=Path("dist"), show_default=True,
+                   help="Output directory; replaced atomically.")
+
+
+def _print_problems(exc: ContentError) -> None:
+    for problem in exc.problems:
+        click.echo(problem.format(), err=True)
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.version_option(__version__, "-V", "--version", prog_name="petgen")
+def cli() -> None:
+    """Build and serve the Kosenamen API: a knowledge base of German pet names."""
+
+
+@cli.command()
+@CONTENT
+@click.option("--strict", is_flag=True, help="Treat warnings (the content guide's soft rules) as errors.")
+def check(content_dir: Path, strict: bool) -> None:
+    """Validate the content and list every problem as path:line: message."""
+    from petgen.kb import load_knowledge_base
+
+    try:
+        kb = load_knowledge_base(content_dir, strict=strict)
+    except ContentError as exc:
+        _print_problems(exc)
+        raise
+    for problem in kb.warnings:
+        click.echo(problem.format(), err=True)
+    warnings = f", {len(kb.warnings)} warnings" if kb.warnings else ""
+    click.echo(f"OK: {len(kb.entries)} names, {len(kb.categories)} categories, {len(kb.moods)} moods{warnings}.")
+
+
+@cli.command()
+@CONTENT
+@OUT
+@click.option("--base-url", help="Public base URL for every `url` and `nextUrl` (default: site.yml).")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool) -> None:
+    """Compile the content into dist/: JSON API, pages, manifest, CDN rules."""
+    from petgen.build import build as run_build
+
+    try:
+        result = run_build(content_dir, out_dir, base_url=base_url, strict=strict)
+    except ContentError as exc:
+        _print_problems(exc)
+        raise
+    for problem in result.kb.warnings:
+        click.echo(problem.format(), err=True)
+    click.echo(result.summary())
+
+
+def _server_options(f):  # type: ignore[no-untyped-def]
+    options = [
+        click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind."),
+        click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port."),
+        click.option("--dist", "dist_dir", type=click.Path(path_type=Path), default=Path("dist"), show_default=True,
+                     help="The built dist/ to serve."),
+        CONTENT,
+        click.option("--base-url", help="Base URL baked into a build made here (default: http://HOST:PORT)."),
+        click.option("--state-dir", type=click.Path(path_type=Path), default=Path(".petgen"), show_default=True,
+                     help="Directory for the runtime's state."),
+        click.option("--rate-limit", type=click.IntRange(min=0), envvar="PETGEN_RATE_LIMIT", default=60,
+                     show_default=True, help="Requests per minute per client IP; 0 turns the limiter off. "
+                     "[env: PETGEN_RATE_LIMIT]"),
+        click.option("--trusted-proxy", "trusted_proxies", multiple=True, envvar="PETGEN_TRUSTED_PROXIES",
+                     help="CIDR of a proxy whose X-Forwarded-For is believed; repeatable. [env: PETGEN_TRUSTED_PROXIES]"),
+        click.option("--server", type=click.Choice(["uvicorn", "granian"]), default="uvicorn", show_default=True,
+                     help="ASGI server: uvicorn, or granian (faster; see docs/benchmarks.md)."),
+    ]
+    for option in reversed(options):
+        f = option(f)
+    return f
+
+
+def _settings(dist_dir: Path, state_dir: Path, rate_limit: int, trusted_proxies: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    from runtime.settings import Settings, parse_networks
+
+    try:
+        networks = parse_networks(list(trusted_proxies))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--trusted-proxy") from None
+    return Settings(dist=dist_dir, state_dir=state_dir, rate_limit=rate_limit, trusted_proxies=networks)
+
+
+def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str) -> None:
+    """Build when dist is missing, older than the content, or made for another base URL."""
+    import orjson
+
+    from petgen.build import build as run_build, is_stale
+
+    manifest = dist_dir / "_manifest.json"
+    stale = is_stale(content_dir, dist_dir) if content_dir.is_dir() else not manifest.exists()
+    if not stale:
+        try:
+            stale = orjson.loads(manifest.read_bytes()).get("base_url") != base_url.rstrip("/")
+        except (OSError, ValueError):
+            stale = True
+    if stale:
+        if not content_dir.is_dir():
+            raise click.ClickException(f"{dist_dir} is not built and there is no content directory {content_dir}; "
+                                       "pass --content DIR")
+        try:
+            result = run_build(content_dir, dist_dir, base_url=base_url)
+        except ContentError as exc:
+            _print_problems(exc)
+            raise
+        click.echo(result.summary())
+
+
+def _run(app, host: str, port: int, server: str, settings) -> None:  # type: ignore[no-untyped-def]
+    click.echo(f"Serving {settings.dist} on http://{host}:{port} (rate limit: "
+               f"{settings.rate_limit or 'off'}/min, server: {server})")
+    if server == "granian":
+        from granian.constants import Interfaces
+        from granian.server import Server
+
+        env = {"PETGEN_DIST": str(settings.dist), "PETGEN_STATE_DIR": str(settings.state_dir),
+               "PETGEN_RATE_LIMIT": str(settings.rate_limit),
+               "PETGEN_TRUSTED_PROXIES": ",".join(str(n) for n in settings.trusted_proxies)}
+        os.environ.update(env)
+        Server("runtime.app:create_app", address=host, port=port, interface=Interfaces.ASGI, factory=True,
+               log_access=False).serve()
+        return
+    import uvicorn
+
+    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, server_header=False)
+
+
+@cli.command()
+@_server_options
+def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str | None, state_dir: Path,
+          rate_limit: int, trusted_proxies: tuple[str, ...], server: str) -> None:
+    """Serve the API and pages (building first when dist is missing or stale)."""
+    from runtime.app import create_app
+
+    _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}")
+    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies)
+    _run(create_app(settings) if server == "uvicorn" else None, host, port, server, settings)
+
+
+@cli.command()
+@_server_options
+def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str | None, state_dir: Path,
+        rate_limit: int, trusted_proxies: tuple[str, ...], server: str) -> None:
+    """Build, serve, and rebuild on every content change; the server reloads the new dist in place."""
+    from watchfiles import watch
+
+    from petgen.build import build as run_build
+    from runtime.app import create_app
+
+    url = base_url or f"http://{host}:{port}"
+    _ensure_built(content_dir, dist_dir, url)
+    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies)
+    app = create_app(settings)
+    stop = threading.Event()
+
+    def rebuild_on_change() -> None:
+        for changes in watch(content_dir, stop_event=stop, debounce=300):
+            click.echo(f"{len(changes)} change(s) in {content_dir}; rebuilding …")
+            try:
+                result = run_build(content_dir, dist_dir, base_url=url)
+            except ContentError as exc:
+                _print_problems(exc)
+                click.echo(f"Error: {exc.message} Still serving the previous build.", err=True)
+                continue
+            app.runtime.reload()
+            click.echo(result.summary())
+
+    watcher = threading.Thread(target=rebuild_on_change, name="petgen-watch", daemon=True)
+    watcher.start()
+    try:
+        _run(app, host, port, "uvicorn", settings)
+    finally:
+        stop.set()
+
+
+@cli.command()
+@click.argument("title")
+@CONTENT
+def new(title: str, content_dir: Path) -> None:
+    """Create names/<slug>.md for TITLE with every field to fill in."""
+    from petgen.scaffold import new_entry
+
+    path = new_entry(content_dir, title)
+    click.echo(f"Created {path}")
+
+
+def main() -> None:
+    cli(prog_name="petgen")

@@ -1,0 +1,459 @@
+"""Load the content directory: site.yml, categories.yml, moods.yml and names/<slug>.md.
+
+Loading never raises on bad content: every problem is recorded with its file and line, so
+that `petgen check` can list them all before one abort.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from petgen.problems import Problem, Problems
+from petgen.text import slugify
+
+try:  # the C parser is ~10x faster; both give the same nodes and marks
+    _BaseLoader: type = yaml.CSafeLoader
+except AttributeError:  # pragma: no cover - PyYAML built without libyaml
+    _BaseLoader = yaml.SafeLoader
+
+
+class ContentLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """Safe YAML loader that keeps dates as text, so `YYYY-MM-DD` can be checked as written."""
+
+
+ContentLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+# The entry schema: front-matter key -> kind. Every key is required except those in OPTIONAL.
+ENTRY_FIELDS: dict[str, str] = {
+    "title": "text",
+    "pronunciation": "text",
+    "ipa": "text",
+    "meaning": "text",
+    "variants": "text_list",
+    "categories": "text_list",
+    "moods": "text_list",
+    "keywords": "text_list",
+    "examples": "text_list",
+    "related": "text_list",
+    "faq": "faq",
+    "datePublished": "date",
+    "lastReviewed": "date",
+}
+OPTIONAL_FIELDS = frozenset({"related"})
+# Body sections: Markdown heading -> field.
+SECTIONS = {"Herkunft": "origin", "Verwendung": "usage"}
+
+SITE_FIELDS = ("name", "site", "base_url", "language", "api_version", "description", "license")
+LICENSE_FIELDS = ("name", "url", "attribution")
+CATEGORY_FIELDS = ("slug", "title", "emoji", "description", "moods")
+MOOD_FIELDS = ("slug", "title", "description")
+
+
+@dataclass
+class Site:
+    name: str
+    site: str
+    base_url: str
+    language: str
+    api_version: str
+    description: str
+    license: dict[str, str]
+
+    def with_base_url(self, base_url: str | None) -> Site:
+        if not base_url:
+            return self
+        return Site(**{**self.__dict__, "base_url": base_url.rstrip("/")})
+
+
+@dataclass
+class Mood:
+    slug: str
+    title: str
+    description: str
+
+
+@dataclass
+class Category:
+    slug: str
+    title: str
+    emoji: str
+    description: str
+    moods: list[str]
+
+
+@dataclass
+class Entry:
+    slug: str
+    path: str
+    title: str
+    pronunciation: str
+    ipa: str
+    meaning: str
+    variants: list[str]
+    categories: list[str]
+    moods: list[str]
+    keywords: list[str]
+    examples: list[str]
+    related: list[str]
+    faq: list[dict[str, str]]
+    datePublished: str
+    lastReviewed: str
+    origin: str
+    usage: str
+    lines: dict[str, int] = field(default_factory=dict)  # field or "examples[2]" -> line
+
+    def line_of(self, key: str) -> int:
+        return self.lines.get(key, self.lines.get(key.split("[")[0], 1))
+
+
+def closest(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str | None:
+    """The most similar choice, if one is similar enough to be a likely typo."""
+    matches = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def did_you_mean(word: str, choices: Any) -> str | None:
+    match = closest(word, choices)
+    return f"did you mean '{match}'?" if match else None
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML with line numbers
+
+
+def _yaml_problem(path: str, exc: yaml.YAMLError, line_offset: int) -> Problem:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    line = (mark.line + 1 + line_offset) if mark is not None else 1 + line_offset
+    problem = getattr(exc, "problem", None) or str(exc)
+    context = getattr(exc, "context", None)
+    message = f"YAML syntax error: {problem}" + (f" ({context})" if context else "")
+    return Problem(path, line, message, "check indentation, colons and quotes on this line or the one above")
+
+
+def parse_yaml(
+    text: str, path: str, problems: Problems, line_offset: int = 0
+) -> tuple[Any, dict[str, int]]:
+    """Parse YAML text; return (data, lines) where lines maps `key`, `key[i]` and `[i]` to file lines.
+
+    Duplicate mapping keys, which PyYAML would silently merge, are reported.
+    """
+    try:
+        loader = ContentLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None, {}
+            lines: dict[str, int] = {}
+            _record_lines(node, path, problems, lines, line_offset)
+            data = loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except yaml.YAMLError as exc:
+        problems.items.append(_yaml_problem(path, exc, line_offset))
+        return None, {}
+    return data, lines
+
+
+def _record_lines(node: yaml.Node, path: str, problems: Problems, lines: dict[str, int], offset: int) -> None:
+    def line(n: yaml.Node) -> int:
+        return n.start_mark.line + 1 + offset
+
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                problems.add(path, line(key_node), f"duplicate key '{key}'", "remove one of the two")
+            seen.add(key)
+            lines[key] = line(key_node)
+            if isinstance(value_node, yaml.SequenceNode):
+                for i, item in enumerate(value_node.value):
+                    lines[f"{key}[{i}]"] = line(item)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[f"[{i}]"] = line(item)
+            if isinstance(item, yaml.MappingNode):
+                for key_node, _ in item.value:
+                    lines[f"[{i}].{key_node.value}"] = line(key_node)
+
+
+# ---------------------------------------------------------------------------------------------
+# site.yml, moods.yml, categories.yml
+
+
+def _read(path: Path, problems: Problems) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        problems.add(str(path), 1, "file not found", "every content directory needs this file")
+    except UnicodeDecodeError as exc:
+        problems.add(str(path), 1, f"not valid UTF-8 ({exc.reason})", "save the file as UTF-8")
+    return None
+
+
+def _check_keys(
+    data: dict[str, Any], allowed: tuple[str, ...], path: str, lines: dict[str, int], problems: Problems,
+    prefix: str = "", line: int = 1,
+) -> bool:
+    """Report unknown and missing keys; True when every required key is present."""
+    ok = True
+    for key in data:
+        if key not in allowed:
+            problems.add(path, lines.get(prefix + str(key), line), f"unknown key '{key}'", did_you_mean(str(key), allowed))
+    for key in allowed:
+        if key not in data:
+            problems.add(path, line, f"missing required key '{key}'")
+            ok = False
+    return ok
+
+
+def load_site(content_dir: Path, problems: Problems) -> Site | None:
+    """Read site.yml: service name, site identifier, base_url, license, language, API version."""
+    path = content_dir / "site.yml"
+    text = _read(path, problems)
+    if text is None:
+        return None
+    data, lines = parse_yaml(text, str(path), problems)
+    if not isinstance(data, dict):
+        if data is not None or not problems.errors:
+            problems.add(str(path), 1, "site.yml must be a mapping of keys to values")
+        return None
+    if not _check_keys(data, SITE_FIELDS, str(path), lines, problems):
+        return None
+    license_ = data["license"]
+    if not isinstance(license_, dict) or not _check_keys(
+        license_, LICENSE_FIELDS, str(path), {}, problems, line=lines.get("license", 1)
+    ):
+        if not isinstance(license_, dict):
+            problems.add(str(path), lines.get("license", 1), "license must be a mapping with name, url, attribution")
+        return None
+    base_url = str(data["base_url"]).rstrip("/")
+    if not re.match(r"^https?://[^/\s]+(/\S*)?$", base_url):
+        problems.add(str(path), lines.get("base_url", 1), f"base_url '{base_url}' is not an http(s) URL",
+                     "write it like https://kosenamen.example")
+        return None
+    if not SLUG_RE.match(str(data["site"])):
+        problems.add(str(path), lines.get("site", 1), f"site '{data['site']}' is not a slug", "use a-z, 0-9 and '-'")
+        return None
+    return Site(
+        name=str(data["name"]), site=str(data["site"]), base_url=base_url, language=str(data["language"]),
+        api_version=str(data["api_version"]), description=str(data["description"]),
+        license={k: str(license_[k]) for k in LICENSE_FIELDS},
+    )
+
+
+def _load_vocabulary(path: Path, fields: tuple[str, ...], problems: Problems) -> list[dict[str, Any]]:
+    text = _read(path, problems)
+    if text is None:
+        return []
+    data, lines = parse_yaml(text, str(path), problems)
+    if not isinstance(data, list):
+        if data is not None or not any(p.path == str(path) for p in problems.items):
+            problems.add(str(path), 1, f"{path.name} must be a YAML list of entries", f"start each entry with '- slug: …'")
+        return []
+    result: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for i, item in enumerate(data):
+        line = lines.get(f"[{i}]", 1)
+        if not isinstance(item, dict):
+            problems.add(str(path), line, f"entry {i + 1} must be a mapping with {', '.join(fields)}")
+            continue
+        item_lines = {k.split(".", 1)[1]: v for k, v in lines.items() if k.startswith(f"[{i}].")}
+        if not _check_keys(item, fields, str(path), item_lines, problems, line=line):
+            continue
+        slug = str(item["slug"])
+        if not SLUG_RE.match(slug):
+            problems.add(str(path), item_lines.get("slug", line), f"'{slug}' is not a valid slug",
+                         f"use lowercase a-z, 0-9 and '-', e.g. '{slugify(slug)}'")
+            continue
+        if slug in seen:
+            problems.add(str(path), item_lines.get("slug", line), f"duplicate slug '{slug}'")
+            continue
+        seen.add(slug)
+        empty = [k for k in fields if k != "moods" and not str(item[k]).strip()]
+        for key in empty:
+            problems.add(str(path), item_lines.get(key, line), f"'{slug}': {key} must not be empty")
+        item["_line"] = line
+        result.append(item)
+    return result
+
+
+def load_moods(content_dir: Path, problems: Problems) -> list[Mood]:
+    """Read moods.yml: the controlled vocabulary of moods."""
+    items = _load_vocabulary(content_dir / "moods.yml", MOOD_FIELDS, problems)
+    return [Mood(slug=i["slug"], title=str(i["title"]), description=str(i["description"])) for i in items]
+
+
+def load_categories(content_dir: Path, moods: list[Mood], problems: Problems) -> list[Category]:
+    """Read categories.yml: the controlled vocabulary of categories and their typical moods."""
+    path = content_dir / "categories.yml"
+    mood_slugs = {m.slug for m in moods}
+    categories = []
+    for item in _load_vocabulary(path, CATEGORY_FIELDS, problems):
+        typical = item["moods"]
+        if not isinstance(typical, list) or not all(isinstance(m, str) for m in typical):
+            problems.add(str(path), item["_line"], f"'{item['slug']}': moods must be a list of mood slugs")
+            continue
+        for mood in typical:
+            if mood_slugs and mood not in mood_slugs:
+                problems.add(str(path), item["_line"], f"'{item['slug']}': unknown mood '{mood}'",
+                             did_you_mean(mood, mood_slugs) or f"moods are defined in {content_dir / 'moods.yml'}")
+        categories.append(Category(slug=item["slug"], title=str(item["title"]), emoji=str(item["emoji"]),
+                                   description=str(item["description"]), moods=list(typical)))
+    return categories
+
+
+# ---------------------------------------------------------------------------------------------
+# names/<slug>.md
+
+
+def split_front_matter(text: str) -> tuple[str, str, int] | None:
+    """Split `---\\nYAML\\n---\\nbody` into (yaml, body, first line of body), or None."""
+    text = text.lstrip("\ufeff")
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() == "---":
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1 :]), i + 2
+    return None
+
+
+def split_sections(body: str, first_line: int, path: str, problems: Problems) -> tuple[dict[str, str], dict[str, int]]:
+    """Split the Markdown body into its `## Herkunft` / `## Verwendung` sections."""
+    sections: dict[str, list[str]] = {}
+    lines: dict[str, int] = {}
+    current: str | None = None
+    for n, raw in enumerate(body.split("\n"), start=first_line):
+        if raw.startswith("## ") or raw.startswith("# "):
+            heading = raw.lstrip("#").strip()
+            name = SECTIONS.get(heading)
+            if name is None or raw.startswith("# "):
+                hint = did_you_mean(heading, SECTIONS) or "the body has two sections: '## Herkunft' and '## Verwendung'"
+                problems.add(path, n, f"unknown section '{raw.strip()}'", hint)
+                current = ""  # its text belongs to the unknown section: not reported again
+                continue
+            if name in sections:
+                problems.add(path, n, f"section '## {heading}' appears twice")
+            current = name
+            sections[name] = []
+            lines[name] = n
+        elif current:
+            sections[current].append(raw)
+        elif current == "":
+            continue
+        elif raw.strip():
+            problems.add(path, n, "text outside a section", "put it under '## Herkunft' or '## Verwendung'")
+    return {k: "\n".join(v).strip() for k, v in sections.items()}, lines
+
+
+def _check_value(key: str, kind: str, value: Any, path: str, line: int, problems: Problems) -> bool:
+    if kind == "text":
+        if not isinstance(value, str):
+            problems.add(path, line, f"{key} must be text, not {_type_name(value)}", "quote the value")
+            return False
+        if not value.strip():
+            problems.add(path, line, f"{key} must not be empty")
+            return False
+    elif kind == "text_list":
+        if not isinstance(value, list):
+            problems.add(path, line, f"{key} must be a list, not {_type_name(value)}", f"write it as {key}: [a, b]")
+            return False
+        bad = [v for v in value if not isinstance(v, str) or not v.strip()]
+        if bad:
+            problems.add(path, line, f"{key} must contain only non-empty text", "quote numbers and remove empty items")
+            return False
+    elif kind == "date":
+        if not isinstance(value, str) or not DATE_RE.match(value):
+            problems.add(path, line, f"{key} must be a date written YYYY-MM-DD, not '{value}'", "e.g. 2026-11-22")
+            return False
+        try:
+            dt.date.fromisoformat(value)
+        except ValueError:
+            problems.add(path, line, f"{key} '{value}' is not a real calendar date")
+            return False
+    elif kind == "faq":
+        if not isinstance(value, list):
+            problems.add(path, line, f"faq must be a list of question/answer pairs, not {_type_name(value)}")
+            return False
+        for i, item in enumerate(value):
+            if not isinstance(item, dict) or set(item) != {"question", "answer"} or not all(
+                isinstance(v, str) and v.strip() for v in item.values()
+            ):
+                problems.add(path, line, f"faq item {i + 1} must have exactly 'question' and 'answer', both text",
+                             "write '- question: …' and '  answer: …'")
+                return False
+    return True
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "a mapping",
+            type(None): "empty"}.get(type(value), type(value).__name__)
+
+
+def parse_entry(path: str, text: str) -> tuple[Entry | None, list[Problem]]:
+    """Parse one entry file on its own (no cross-entry checks); pure, so it can run in a worker."""
+    problems = Problems()
+    parts = split_front_matter(text)
+    if parts is None:
+        problems.add(path, 1, "missing front matter", "the file must start with a line '---', YAML, then '---'")
+        return None, problems.items
+    front, body, body_line = parts
+    data, lines = parse_yaml(front, path, problems, line_offset=1)
+    if problems.errors:
+        return None, problems.items
+    if not isinstance(data, dict):
+        problems.add(path, 2, "front matter must be a mapping of keys to values")
+        return None, problems.items
+
+    ok = True
+    for key in data:
+        if key not in ENTRY_FIELDS:
+            hint = did_you_mean(str(key), ENTRY_FIELDS) or f"allowed keys: {', '.join(ENTRY_FIELDS)}"
+            problems.add(path, lines.get(str(key), 1), f"unknown key '{key}'", hint)
+            ok = False
+    for key, kind in ENTRY_FIELDS.items():
+        if key not in data:
+            if key not in OPTIONAL_FIELDS:
+                problems.add(path, 1, f"missing required field '{key}'")
+                ok = False
+            continue
+        ok = _check_value(key, kind, data[key], path, lines.get(key, 1), problems) and ok
+
+    sections, section_lines = split_sections(body, body_line, path, problems)
+    for heading, name in SECTIONS.items():
+        if name not in sections:
+            problems.add(path, body_line, f"missing section '## {heading}'")
+            ok = False
+        elif not sections[name]:
+            problems.add(path, section_lines[name], f"section '## {heading}' is empty")
+            ok = False
+    lines.update(section_lines)
+    if not ok or problems.errors:
+        return None, problems.items
+
+    slug = Path(path).stem
+    entry = Entry(
+        slug=slug, path=path, lines=lines, origin=sections["origin"], usage=sections["usage"],
+        related=list(data.get("related", [])),
+        **{k: data[k] for k in ENTRY_FIELDS if k != "related"},
+    )
+    return entry, problems.items
+
+
+def entry_files(content_dir: Path) -> list[Path]:
+    """Every entry file, in a stable order."""
+    return sorted((content_dir / "names").glob("*.md"))

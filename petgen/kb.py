@@ -1,0 +1,94 @@
+"""The knowledge base: loaded, validated content, in list order."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from petgen.content import (
+    Category, Entry, Mood, Site, entry_files, load_categories, load_moods, load_site, parse_entry,
+)
+from petgen.problems import ContentError, Problem, Problems
+from petgen.text import collation_key
+from petgen.validate import validate
+
+# Below this many files a process pool costs more than it saves.
+PARALLEL_THRESHOLD = 600
+
+
+@dataclass
+class KnowledgeBase:
+    site: Site
+    categories: list[Category]
+    moods: list[Mood]
+    entries: list[Entry]  # alphabetical by title, German collation
+    warnings: list[Problem]
+    source_hash: str
+
+    @cached_property
+    def by_slug(self) -> dict[str, Entry]:
+        return {e.slug: e for e in self.entries}
+
+    def in_category(self, slug: str) -> list[Entry]:
+        return [e for e in self.entries if slug in e.categories]
+
+    @property
+    def newest_review(self) -> str:
+        return max((e.lastReviewed for e in self.entries), default="1970-01-01")
+
+
+def _parse_file(path: Path) -> tuple[Entry | None, list[Problem], bytes]:
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [Problem(str(path), 1, f"not valid UTF-8 ({exc.reason})", "save the file as UTF-8")], raw
+    entry, problems = parse_entry(str(path), text)
+    return entry, problems, raw
+
+
+def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None) -> tuple[list[Entry], str]:
+    """Parse every names/*.md (in parallel for large corpora); return entries and a hash of the sources."""
+    files = entry_files(content_dir)
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(_parse_file, files, chunksize=max(1, len(files) // (workers * 8))))
+    else:
+        results = [_parse_file(f) for f in files]
+    digest = hashlib.blake2b(digest_size=16)
+    entries = []
+    for path, (entry, entry_problems, raw) in zip(files, results):
+        problems.extend(entry_problems)
+        digest.update(path.name.encode() + b"\0" + raw + b"\0")
+        if entry is not None:
+            entries.append(entry)
+    return entries, digest.hexdigest()
+
+
+def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False) -> KnowledgeBase:
+    """Load and validate everything; raise ContentError listing every problem, or return the knowledge base."""
+    problems = Problems()
+    if not content_dir.is_dir():
+        problems.add(str(content_dir), 1, "content directory not found", "pass --content DIR")
+        raise ContentError(problems.items)
+    site = load_site(content_dir, problems)
+    moods = load_moods(content_dir, problems)
+    categories = load_categories(content_dir, moods, problems)
+    entries, entries_hash = load_entries(content_dir, problems)
+    validate(entries, categories, moods, problems)
+    if problems.errors or (strict and problems.warnings) or site is None:
+        raise ContentError(problems.sorted(), strict=strict)
+    entries.sort(key=lambda e: collation_key(e.title))
+    source = hashlib.blake2b(digest_size=16)
+    for name in ("site.yml", "categories.yml", "moods.yml"):
+        source.update((content_dir / name).read_bytes())
+    source.update(entries_hash.encode())
+    return KnowledgeBase(
+        site=site.with_base_url(base_url), categories=categories, moods=moods, entries=entries,
+        warnings=problems.sorted(), source_hash=source.hexdigest(),
+    )

@@ -1,0 +1,62 @@
+"""`petgen new "Title"`: a new entry file, named by the slug rule, valid from the start."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import click
+import yaml
+
+from petgen.text import slugify
+
+TEMPLATE = """---
+title: {title}
+pronunciation: TODO
+ipa: TODO
+meaning: TODO – was der Name wörtlich bedeutet und was er ausdrückt (1–2 Sätze).
+variants: []
+categories: [klassiker]
+moods: [zaertlich]
+keywords: [TODO, TODO, TODO, sweetheart]
+examples:
+  - "TODO: {bare}, eine Nachricht (SMS, Chat)."
+  - "TODO: {bare}, eine Alltagssituation."
+  - "TODO: {bare}, ein zärtlicher Moment."
+  - "TODO: {bare}, verspielt oder ironisch."
+related: []
+faq:
+  - question: TODO – eine echte Frage, die Menschen zu {bare} stellen?
+    answer: TODO – eine Antwort in 1–3 Sätzen.
+  - question: TODO – eine zweite Frage?
+    answer: TODO – eine Antwort in 1–3 Sätzen.
+datePublished: {today}
+lastReviewed: {today}
+---
+
+## Herkunft
+
+TODO: Etymologie und kulturelle Herkunft, 60–180 Wörter. Nur Fakten; Unsicheres als unsicher kennzeichnen.
+
+## Verwendung
+
+TODO: Wer benutzt den Namen für wen, Register, Region, Wirkung und Fallstricke, 40–150 Wörter.
+"""
+
+
+def new_entry(content_dir: Path, title: str, today: dt.date | None = None) -> Path:
+    """Write names/<slug>.md for `title`; refuse to overwrite or to create an unnamed file."""
+    title = title.strip()
+    slug = slugify(title)
+    if not slug:
+        raise click.ClickException(f"'{title}' has no letters or digits to make a slug from.")
+    names = content_dir / "names"
+    if not names.is_dir():
+        raise click.ClickException(f"{names} does not exist; pass --content DIR.")
+    path = names / f"{slug}.md"
+    if path.exists():
+        raise click.ClickException(f"{path} already exists.")
+    quoted = yaml.safe_dump(title, allow_unicode=True, default_style=None).strip().removesuffix("...").strip()
+    day = (today or dt.date.today()).isoformat()
+    path.write_text(TEMPLATE.format(title=quoted, bare=title.replace('"', "'"), today=day), encoding="utf-8")
+    return path

@@ -1,0 +1,93 @@
+"""JSON Schemas (2020-12) of every API resource: the one source of truth.
+
+The build's output is validated against them in the tests; the OpenAPI document is generated
+from them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SLUG = {"type": "string", "pattern": "^[a-z0-9]+(?:-[a-z0-9]+)*$"}
+DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "format": "date"}
+URL = {"type": "string", "format": "uri", "pattern": "^https?://"}
+TEXT = {"type": "string", "minLength": 1}
+TEXTS = {"type": "array", "items": TEXT}
+
+
+def _object(properties: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required or list(properties),
+            "additionalProperties": False, **extra}
+
+
+DEFS: dict[str, dict[str, Any]] = {
+    "License": _object({"name": TEXT, "url": URL, "attribution": TEXT}, ["name", "url"],
+                       description="Every entry and response is licensed CC BY 4.0."),
+    "FaqItem": _object({"question": TEXT, "answer": TEXT}),
+    "Name": _object({
+        "slug": SLUG, "title": TEXT,
+        "pronunciation": {**TEXT, "description": "German respelling, stressed syllable in capitals"},
+        "ipa": {**TEXT, "description": "IPA transcription without slashes"},
+        "meaning": TEXT,
+        "origin": {**TEXT, "description": "Markdown: etymology and cultural origin"},
+        "usage": {**TEXT, "description": "Markdown: who uses it for whom, register, pitfalls"},
+        "examples": {**TEXTS, "minItems": 4, "maxItems": 4},
+        "variants": TEXTS,
+        "categories": {"type": "array", "items": SLUG, "minItems": 1, "maxItems": 4},
+        "moods": {"type": "array", "items": SLUG, "minItems": 1, "maxItems": 4},
+        "keywords": TEXTS,
+        "related": {"type": "array", "items": SLUG, "description": "slugs of related entries"},
+        "faq": {"type": "array", "items": {"$ref": "#/$defs/FaqItem"}, "minItems": 2, "maxItems": 3},
+        "datePublished": DATE, "lastReviewed": DATE,
+        "url": {**URL, "description": "the entry's human page"},
+        "license": {"$ref": "#/$defs/License"},
+    }),
+    "NameSummary": _object({
+        "slug": SLUG, "title": TEXT, "meaning": TEXT,
+        "categories": {"type": "array", "items": SLUG}, "moods": {"type": "array", "items": SLUG}, "url": URL,
+    }),
+    "NameList": _object({
+        "items": {"type": "array", "items": {"$ref": "#/$defs/NameSummary"}, "maxItems": 200},
+        "total": {"type": "integer", "minimum": 0},
+        "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+        "offset": {"type": "integer", "minimum": 0},
+        "nextUrl": {"oneOf": [URL, {"type": "null"}], "description": "absolute URL of the next page, or null"},
+        "license": {"$ref": "#/$defs/License"},
+    }),
+    "CategorySummary": _object({
+        "slug": SLUG, "title": TEXT, "emoji": TEXT, "description": TEXT,
+        "moods": {"type": "array", "items": SLUG, "description": "moods typical of this category"},
+        "count": {"type": "integer", "minimum": 0}, "url": URL,
+    }),
+    "Mood": _object({"slug": SLUG, "title": TEXT, "description": TEXT}),
+    "CategoryList": _object({
+        "items": {"type": "array", "items": {"$ref": "#/$defs/CategorySummary"}},
+        "total": {"type": "integer", "minimum": 0},
+        "moods": {"type": "array", "items": {"$ref": "#/$defs/Mood"}},
+        "license": {"$ref": "#/$defs/License"},
+    }),
+    "Status": _object({
+        "status": {"enum": ["ok", "empty"]}, "service": TEXT, "site": SLUG, "version": TEXT,
+        "timestamp": {"type": "string", "format": "date-time"},
+        "counts": _object({k: {"type": "integer", "minimum": 0} for k in ("names", "categories", "moods")}),
+        "contentHash": TEXT, "license": {"$ref": "#/$defs/License"},
+    }),
+    "Error": _object({
+        "error": _object({
+            "code": {"enum": ["bad_request", "not_found", "method_not_allowed", "payload_too_large",
+                              "rate_limited", "internal_error"]},
+            "message": TEXT, "hint": TEXT, "docs": TEXT,
+        }, ["code", "message"]),
+        "license": {"$ref": "#/$defs/License"},
+    }, ["error"]),
+}
+DEFS["Category"] = _object(
+    {**DEFS["CategorySummary"]["properties"],
+     "names": {"type": "array", "items": {"$ref": "#/$defs/NameSummary"}},
+     "license": {"$ref": "#/$defs/License"}},
+)
+
+
+def schema_for(name: str) -> dict[str, Any]:
+    """A standalone schema document for one resource."""
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": DEFS, "$ref": f"#/$defs/{name}"}

@@ -1,0 +1,58 @@
+"""Emit the human pages: one per entry (its `url`), one per category, the index and 404."""
+
+from __future__ import annotations
+
+import cmarkgfm
+import orjson
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from petgen.dist import HTML, DistWriter
+from petgen.kb import KnowledgeBase
+from petgen.resources import category_url, entry_url
+
+
+def environment() -> Environment:
+    return Environment(loader=PackageLoader("petgen", "templates"), autoescape=select_autoescape(["html"]),
+                       undefined=StrictUndefined, keep_trailing_newline=True)
+
+
+def markdown(text: str) -> str:
+    """Render editor Markdown to HTML; raw HTML in the source is omitted, not passed through."""
+    return cmarkgfm.github_flavored_markdown_to_html(text)
+
+
+def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
+    """Render every page with Jinja2 and write it at its clean URL."""
+    env = environment()
+    site = kb.site
+    categories = {c.slug: c for c in kb.categories}
+    moods = {m.slug: m for m in kb.moods}
+    name_page = env.get_template("name.html")
+    for entry in kb.entries:
+        url = entry_url(site, entry.slug)
+        jsonld = {
+            "@context": "https://schema.org", "@type": "DefinedTerm", "name": entry.title,
+            "description": entry.meaning, "url": url, "inLanguage": site.language,
+            "license": site.license["url"],
+            "inDefinedTermSet": {"@type": "DefinedTermSet", "name": site.name, "url": site.base_url + "/"},
+        }
+        html = name_page.render(
+            site=site, entry=entry, url=url, origin_html=markdown(entry.origin), usage_html=markdown(entry.usage),
+            categories=[categories[c] for c in entry.categories], moods=[moods[m] for m in entry.moods],
+            related=[kb.by_slug[s] for s in entry.related],
+            jsonld=orjson.dumps(jsonld).decode().replace("</", "<\\/"),
+        )
+        writer.add_file(f"/names/{entry.slug}/", f"names/{entry.slug}/index.html", html.encode(), HTML)
+
+    counts = {}
+    category_page = env.get_template("category.html")
+    for category in kb.categories:
+        names = kb.in_category(category.slug)
+        counts[category.slug] = len(names)
+        html = category_page.render(site=site, category=category, names=names, url=category_url(site, category.slug))
+        writer.add_file(f"/categories/{category.slug}/", f"categories/{category.slug}/index.html", html.encode(), HTML)
+
+    index = env.get_template("index.html").render(site=site, entries=kb.entries, categories=kb.categories,
+                                                  counts=counts)
+    writer.add_file("/", "index.html", index.encode(), HTML)
+    writer.add_file(None, "404.html", env.get_template("404.html").render(site=site).encode(), HTML)

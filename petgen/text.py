@@ -1,0 +1,49 @@
+"""Text normalisation shared by every part of the project: slugs, folding, collation."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_GERMAN_TRANSLIT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss", "ẞ": "ss"})
+_GERMAN_BASE = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss", "ẞ": "ss"})
+_NON_SLUG = re.compile(r"[^a-z0-9]+")
+_WORD = re.compile(r"\w+(?:[-']\w+)*")
+
+
+class _AccentTable(dict[int, str]):
+    """Per-character translation table for `str.translate`, filled on first sight of a character."""
+
+    def __missing__(self, codepoint: int) -> str:
+        decomposed = unicodedata.normalize("NFKD", chr(codepoint))
+        value = "".join(c for c in decomposed if not unicodedata.combining(c))
+        self[codepoint] = value
+        return value
+
+
+_ACCENTS = _AccentTable()
+
+
+def strip_accents(text: str) -> str:
+    """Remove combining marks: `Chérie` → `Cherie` (compatibility forms fold too: `ﬁ` → `fi`)."""
+    return text if text.isascii() else text.translate(_ACCENTS)
+
+
+def slugify(text: str) -> str:
+    """Apply the content guide's slug rule: `Bärchen` → `baerchen`, `Honey Bunny` → `honey-bunny`."""
+    lowered = unicodedata.normalize("NFC", text).lower().translate(_GERMAN_TRANSLIT)
+    return _NON_SLUG.sub("-", strip_accents(lowered)).strip("-")
+
+
+def collation_key(text: str) -> tuple[str, str]:
+    """Sort key for German titles (DIN 5007-1): umlauts as base letters, case-insensitive.
+
+    The original text breaks ties so that the order is total and deterministic.
+    """
+    base = strip_accents(unicodedata.normalize("NFC", text).casefold().translate(_GERMAN_BASE))
+    return (base, text)
+
+
+def word_count(text: str) -> int:
+    """Count words the way an editor would (hyphenated compounds count once)."""
+    return len(_WORD.findall(text))

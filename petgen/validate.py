@@ -1,0 +1,187 @@
+"""Validate loaded entries against the vocabularies, each other and the content guide.
+
+Hard rules (the schema) are errors. The guide's soft rules (lengths, keyword lists, examples
+that show the name, repeated sentences, IPA characters, placeholder text) are warnings, which
+`--strict` turns into errors.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+from petgen.content import Category, Entry, Mood, did_you_mean
+from petgen.problems import Problems
+from petgen.text import slugify, strip_accents, word_count
+
+EXAMPLES = 4
+CATEGORIES_PER_ENTRY = (1, 4)
+MOODS_PER_ENTRY = (1, 4)
+FAQ_ITEMS = (2, 3)
+KEYWORDS = (4, 12)
+ORIGIN_WORDS = (60, 180)
+USAGE_WORDS = (40, 150)
+MIN_ENTRIES_PER_CATEGORY = 8
+
+# IPA letters and diacritics used for German and common loanwords (no slashes or brackets).
+IPA_CHARS = frozenset(
+    "abdefhijklmnoprstuvwxyz"
+    "ɐɑɒæɛəɪʊʏøœɔʌɜçŋʃʒʁʀɾɹχʔθðɡɲʎʝβɣʋɫɨʉɯɘɵɤɞʕħɦɬɮɭɳɽʂʐʈɖɟʑɕ"
+    "ːˑˈˌ\u032f\u0303\u0329\u0325\u02b0\u02b7\u0361. \u203f"
+)
+PLACEHOLDER = re.compile(r"\b(TODO|FIXME|TBD|XXX|lorem ipsum|lorem)\b", re.IGNORECASE)
+SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+_FOLD = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss"})
+_NON_WORD = re.compile(r"[^\w\s]+")
+
+
+def fold(text: str) -> str:
+    """Fold for loose comparison: case, umlauts, accents, punctuation."""
+    text = strip_accents(unicodedata.normalize("NFC", text).casefold().translate(_FOLD))
+    return " ".join(_NON_WORD.sub(" ", text).split())
+
+
+def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems) -> None:
+    """Check every entry on its own, then the knowledge base as a whole."""
+    category_slugs = {c.slug for c in categories}
+    mood_slugs = {m.slug for m in moods}
+    slugs = {e.slug for e in entries}
+    for entry in entries:
+        check_entry(entry, category_slugs, mood_slugs, slugs, problems)
+    check_variants(entries, problems)
+    check_repeated_sentences(entries, problems)
+
+
+def _count(entry: Entry, key: str, values: list, bounds: tuple[int, int], problems: Problems, *, warning: bool = False) -> None:
+    low, high = bounds
+    if not low <= len(values) <= high:
+        want = f"exactly {low}" if low == high else f"{low}–{high}"
+        problems.add(entry.path, entry.line_of(key), f"{key} has {len(values)} item{'s' if len(values) != 1 else ''}; "
+                     f"{want} expected", warning=warning)
+
+
+def _vocabulary(entry: Entry, key: str, values: list[str], known: set[str], source: str, problems: Problems) -> None:
+    seen: set[str] = set()
+    for i, value in enumerate(values):
+        line = entry.line_of(f"{key}[{i}]")
+        if value in seen:
+            problems.add(entry.path, line, f"{key} lists '{value}' twice")
+        seen.add(value)
+        if value not in known:
+            hint = did_you_mean(value, known) or f"allowed: {', '.join(sorted(known))} (see {source})"
+            problems.add(entry.path, line, f"unknown {key[:-1] if key != 'categories' else 'category'} '{value}'", hint)
+
+
+def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[str], problems: Problems) -> None:
+    """Schema rules that need the vocabularies, then the guide's soft rules for one entry."""
+    path = entry.path
+    expected = slugify(entry.title)
+    if entry.slug != expected:
+        problems.add(path, entry.line_of("title"), f"file name '{entry.slug}.md' is not the slug of its title "
+                     f"'{entry.title}'", f"rename the file to '{expected}.md'")
+    _count(entry, "examples", entry.examples, (EXAMPLES, EXAMPLES), problems)
+    _count(entry, "categories", entry.categories, CATEGORIES_PER_ENTRY, problems)
+    _count(entry, "moods", entry.moods, MOODS_PER_ENTRY, problems)
+    _count(entry, "faq", entry.faq, FAQ_ITEMS, problems)
+    _vocabulary(entry, "categories", entry.categories, categories, "categories.yml", problems)
+    _vocabulary(entry, "moods", entry.moods, moods, "moods.yml", problems)
+    if entry.lastReviewed < entry.datePublished:
+        problems.add(path, entry.line_of("lastReviewed"), f"lastReviewed {entry.lastReviewed} is before "
+                     f"datePublished {entry.datePublished}")
+    for i, slug in enumerate(entry.related):
+        line = entry.line_of(f"related[{i}]")
+        if slug == entry.slug:
+            problems.add(path, line, "related lists the entry itself")
+        elif slug not in slugs:
+            problems.add(path, line, f"related entry '{slug}' does not exist",
+                         did_you_mean(slug, slugs - {entry.slug}) or "related takes slugs of other entries")
+
+    # Soft rules from the content guide.
+    _count(entry, "keywords", entry.keywords, KEYWORDS, problems, warning=True)
+    if entry.keywords and not any(_ascii_words(k) for k in entry.keywords):
+        problems.add(path, entry.line_of("keywords"), "keywords have no English (ASCII-only) term",
+                     "add English glosses such as 'sweetheart', 'bear', 'cuddly'", warning=True)
+    for key, bounds in (("origin", ORIGIN_WORDS), ("usage", USAGE_WORDS)):
+        words = word_count(getattr(entry, key))
+        if not bounds[0] <= words <= bounds[1]:
+            heading = "Herkunft" if key == "origin" else "Verwendung"
+            problems.add(path, entry.line_of(key), f"'## {heading}' has {words} words; {bounds[0]}–{bounds[1]} expected",
+                         warning=True)
+    bad_ipa = sorted({c for c in entry.ipa if c not in IPA_CHARS})
+    if bad_ipa:
+        shown = " ".join(f"'{c}' (U+{ord(c):04X})" for c in bad_ipa)
+        problems.add(path, entry.line_of("ipa"), f"ipa contains characters outside the IPA set: {shown}",
+                     "no slashes or brackets; use IPA letters such as ɛ ə ʁ ç ː ˈ", warning=True)
+    forms = name_forms(entry)
+    for i, example in enumerate(entry.examples):
+        if not mentions(example, forms):
+            problems.add(path, entry.line_of(f"examples[{i}]"), f"example {i + 1} does not contain '{entry.title}' "
+                         "or one of its variants", warning=True)
+    for key, text in _texts(entry):
+        match = PLACEHOLDER.search(text)
+        if match:
+            problems.add(path, entry.line_of(key), f"placeholder text '{match.group(0)}' in {key.split('[')[0]}",
+                         warning=True)
+
+
+def _ascii_words(keyword: str) -> bool:
+    return keyword.isascii() and any(part.isalpha() for part in keyword.split())
+
+
+def _texts(entry: Entry) -> Iterable[tuple[str, str]]:
+    yield "title", entry.title
+    yield "meaning", entry.meaning
+    yield "origin", entry.origin
+    yield "usage", entry.usage
+    for i, example in enumerate(entry.examples):
+        yield f"examples[{i}]", example
+    for i, item in enumerate(entry.faq):
+        yield f"faq[{i}]", item["question"]
+        yield f"faq[{i}]", item["answer"]
+
+
+def name_forms(entry: Entry) -> list[list[str]]:
+    """The name and its variants as folded word stems (`Süße` → `suss`, so `Süßer` matches)."""
+    forms = []
+    for name in [entry.title, *entry.variants]:
+        words = fold(name).split()
+        if words:
+            forms.append([w[:-1] if len(w) > 4 and w[-1] in "en" else w for w in words])
+    return forms
+
+
+def mentions(text: str, forms: list[list[str]]) -> bool:
+    """True if every word of one form occurs in the text (inside compounds too)."""
+    folded = fold(text)
+    return any(all(word in folded for word in form) for form in forms)
+
+
+def check_variants(entries: list[Entry], problems: Problems) -> None:
+    """A variant of one entry must never be another entry's title; siblings go into `related`."""
+    titles = {fold(e.title): e for e in entries}
+    for entry in entries:
+        for i, variant in enumerate(entry.variants):
+            other = titles.get(fold(variant))
+            if other is not None and other is not entry:
+                problems.add(entry.path, entry.line_of(f"variants[{i}]"), f"variant '{variant}' is the title of "
+                             f"another entry ({other.path})", f"remove it from variants and add '{other.slug}' to related")
+
+
+def check_repeated_sentences(entries: list[Entry], problems: Problems, min_words: int = 5) -> None:
+    """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
+    first_seen: dict[str, Entry] = {}
+    for entry in entries:
+        own: set[str] = set()
+        for key, text in _texts(entry):
+            if key == "title" or (key.startswith("faq") and text.endswith("?")):
+                continue
+            for sentence in SENTENCE_END.split(text):
+                norm = fold(sentence)
+                if len(norm.split()) < min_words or norm in own:
+                    continue
+                own.add(norm)
+                other = first_seen.setdefault(norm, entry)
+                if other is not entry:
+                    problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
+                                 f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)

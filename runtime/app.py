@@ -1,0 +1,152 @@
+"""The ASGI application: `create_app(settings)` (or `create_app()` reading the environment)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from petgen.resources import encode, status_resource
+from runtime.cors import CORSMiddleware
+from runtime.dist import Dist, StaticFile
+from runtime.errors import error_response
+from runtime.guard import GuardMiddleware
+from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
+from runtime.ratelimit import RateLimitMiddleware
+from runtime.settings import Settings
+from runtime.static import StaticRoutes, dynamic_file, send_file
+
+log = logging.getLogger("petgen.runtime")
+
+HTML = "text/html; charset=utf-8"
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+
+
+class Runtime:
+    """What the app has loaded; `reload()` swaps in a new dist without a restart."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.dist = Dist.load(settings.dist)
+
+    def reload(self) -> None:
+        self.dist = Dist.load(self.settings.dist)
+        log.info("reloaded %s (%d routes)", self.settings.dist, len(self.dist.routes))
+
+
+class PreparedResponse(Response):
+    """A response over a prepared file: ETag/304 and HEAD handled exactly as for static routes."""
+
+    def __init__(self, file_or_body: StaticFile | bytes) -> None:
+        self.file = dynamic_file(file_or_body) if isinstance(file_or_body, bytes) else file_or_body
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = list(self.file.headers)
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        await send_file(scope, send, self.file)
+
+
+def build_starlette(runtime: Runtime) -> Starlette:
+    def dist() -> Dist:
+        return runtime.dist
+
+    async def names(request: Request) -> Response:
+        try:
+            query = parse_list_query(request.scope["query_string"].decode("latin-1"), dist())
+        except BadRequest as exc:
+            return error_response(400, exc.message, exc.hint)
+        return PreparedResponse(list_page(query, dist()))
+
+    async def status(request: Request) -> Response:
+        d = dist()
+        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body = status_resource(site=d.site, status="ok" if d.items else "empty", timestamp=now,
+                               names=len(d.items), categories=len(d.categories), moods=len(d.moods),
+                               content_hash=d.source_hash)
+        response = Response(encode(body), media_type="application/json; charset=utf-8")
+        response.headers["cache-control"] = "no-store"
+        return response
+
+    async def name(request: Request) -> Response:
+        return unknown_or_redirect(request, dist(), request.path_params["slug"], "/api/names/")
+
+    async def category(request: Request) -> Response:
+        slug = request.path_params["slug"]
+        d = dist()
+        if f"/api/categories/{slug.lower()}" in d.routes:
+            return RedirectResponse(f"/api/categories/{slug.lower()}", status_code=301)
+        return error_response(404, f"No category with the slug '{slug}'.",
+                              f"valid categories: {', '.join(d.categories)} (see /api/categories)")
+
+    async def page(request: Request) -> Response:
+        slug = request.path_params["slug"]
+        if f"/names/{slug}/" in dist().routes:
+            return RedirectResponse(f"/names/{slug}/", status_code=301)
+        response = unknown_or_redirect(request, dist(), slug, "/names/", "/")
+        if response.status_code == 404:
+            return Response(dist().not_found_html, status_code=404, media_type=HTML)
+        return response
+
+    async def api_fallback(request: Request) -> Response:
+        path = request.url.path
+        if path in dist().routes or path in ("/api/names", "/api/status"):
+            return error_response(405, f"Method {request.method} is not allowed on {path}.", "use GET or HEAD",
+                                  headers={"allow": "GET, HEAD"})
+        return error_response(404, f"No API endpoint at {path}.",
+                              "see /openapi.json; the endpoints are /api/names, /api/names/{slug}, /api/categories, "
+                              "/api/categories/{slug}, /api/status")
+
+    async def site_fallback(request: Request) -> Response:
+        return Response(dist().not_found_html, status_code=404, media_type=HTML)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        if not request.url.path.startswith("/api/"):
+            return Response(dist().not_found_html, status_code=exc.status_code, media_type=HTML)
+        return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        return error_response(500, "Internal server error.", "the error was logged; try again later")
+
+    routes = [
+        Route("/api/names", names, methods=["GET", "HEAD"]),
+        Route("/api/status", status, methods=["GET", "HEAD"]),
+        Route("/api/names/{slug}", name, methods=["GET", "HEAD"]),
+        Route("/api/categories/{slug}", category, methods=["GET", "HEAD"]),
+        Route("/api/{rest:path}", api_fallback, methods=ALL_METHODS),
+        Route("/names/{slug}", page, methods=["GET", "HEAD"]),
+        Route("/names/{slug}/", page, methods=["GET", "HEAD"]),
+        Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),
+    ]
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+
+
+class PetgenApp:
+    """The middleware stack around Starlette, with the runtime exposed for reloads and tests."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.runtime = Runtime(settings)
+        self.starlette = build_starlette(self.runtime)
+        inner: Callable[..., Any] = StaticRoutes(self.starlette, dist=lambda: self.runtime.dist,
+                                                 dynamic_paths=frozenset({"/api/names", "/api/status"}))
+        inner = GuardMiddleware(inner, max_body=settings.max_body)
+        inner = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
+                                    trusted_proxies=settings.trusted_proxies)
+        self.asgi = CORSMiddleware(inner)  # outermost: even a 429 can be read by a browser
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        await self.asgi(scope, receive, send)
+
+
+def create_app(settings: Settings | None = None) -> PetgenApp:
+    """Build the app; without settings, read them from PETGEN_* environment variables."""
+    return PetgenApp(settings or Settings.from_env())

@@ -1,0 +1,73 @@
+"""The built dist/, loaded into memory once: every route's bytes with its headers ready to send."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from petgen.content import Site
+from petgen.dist import IMMUTABLE, MANIFEST, REVALIDATE
+
+Headers = list[tuple[bytes, bytes]]
+
+
+class DistNotFound(Exception):
+    """dist/ is missing or incomplete: run `petgen build`."""
+
+
+@dataclass(frozen=True)
+class StaticFile:
+    body: bytes
+    etag: bytes  # quoted, as sent
+    headers: Headers  # content-type, etag, cache-control, content-length
+
+
+def prepared_file(body: bytes, etag: str, content_type: str, cache_control: str) -> StaticFile:
+    quoted = f'"{etag}"'.encode()
+    return StaticFile(body, quoted, [
+        (b"content-type", content_type.encode()),
+        (b"etag", quoted),
+        (b"cache-control", cache_control.encode()),
+        (b"content-length", str(len(body)).encode()),
+        (b"x-content-type-options", b"nosniff"),
+    ])
+
+
+@dataclass
+class Dist:
+    root: Path
+    manifest: dict[str, Any]
+    site: Site
+    routes: dict[str, StaticFile]  # clean routes (path or path?query) and hashed file paths
+    items: list[dict[str, Any]]  # name summaries in list order
+    categories: list[str]
+    moods: list[str]
+    source_hash: str
+    newest_review: str
+    not_found_html: bytes
+
+    @property
+    def slugs(self) -> set[str]:
+        return {item["slug"] for item in self.items}
+
+    @classmethod
+    def load(cls, root: Path) -> Dist:
+        """Read the manifest and every file it names; raise DistNotFound if dist is unusable."""
+        try:
+            manifest = orjson.loads((root / MANIFEST).read_bytes())
+            data = orjson.loads((root / manifest["data"]).read_bytes())
+            routes: dict[str, StaticFile] = {}
+            for route, info in manifest["routes"].items():
+                body = (root / info["file"]).read_bytes()
+                routes[route] = prepared_file(body, info["etag"], info["type"], REVALIDATE)
+                if info["hashed"]:
+                    routes["/" + info["file"]] = prepared_file(body, info["etag"], info["type"], IMMUTABLE)
+            not_found = (root / manifest["notFound"]).read_bytes()
+        except (OSError, KeyError, ValueError) as exc:
+            raise DistNotFound(f"{root} is not a complete build ({exc}); run `petgen build`") from exc
+        return cls(root=root, manifest=manifest, site=Site(**data["site"]), routes=routes, items=data["items"],
+                   categories=data["categories"], moods=data["moods"], source_hash=data["sourceHash"],
+                   newest_review=data["newestReview"], not_found_html=not_found)

@@ -1,0 +1,59 @@
+"""Runtime settings: from `petgen serve` options or, for a bare ASGI server, from the environment."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+def parse_networks(values: str | list[str] | tuple[str, ...]) -> tuple[Network, ...]:
+    """Parse CIDRs (`10.0.0.0/8`, `127.0.0.1`); raise ValueError naming the bad one."""
+    if isinstance(values, str):
+        values = [v for v in values.replace(",", " ").split() if v]
+    networks = []
+    for value in values:
+        try:
+            networks.append(ipaddress.ip_network(value.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"'{value}' is not an IP address or CIDR network (e.g. 10.0.0.0/8)") from None
+    return tuple(networks)
+
+
+@dataclass(frozen=True)
+class Settings:
+    dist: Path = Path("dist")
+    state_dir: Path = Path(".petgen")
+    rate_limit: int = 60  # requests per rolling window per client IP; 0 turns the limiter off
+    rate_window: int = 60  # seconds
+    trusted_proxies: tuple[Network, ...] = field(default_factory=tuple)
+    max_body: int = 64 * 1024  # bytes
+
+    @classmethod
+    def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
+        """Read PETGEN_DIST, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES, PETGEN_MAX_BODY."""
+        env = os.environ if environ is None else environ
+        defaults = cls()
+        return cls(
+            dist=Path(env.get("PETGEN_DIST", defaults.dist)),
+            state_dir=Path(env.get("PETGEN_STATE_DIR", defaults.state_dir)),
+            rate_limit=_int(env, "PETGEN_RATE_LIMIT", defaults.rate_limit),
+            trusted_proxies=parse_networks(env.get("PETGEN_TRUSTED_PROXIES", "")),
+            max_body=_int(env, "PETGEN_MAX_BODY", defaults.max_body),
+        )
+
+
+def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, not '{raw}'") from None
+    if value < 0:
+        raise ValueError(f"{name} must not be negative")
+    return value

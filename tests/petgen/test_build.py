@@ -1,0 +1,148 @@
+"""The build's output: schemas, determinism, manifest, CDN rules, list pages, order."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import orjson
+import pytest
+from jsonschema import Draft202012Validator, FormatChecker
+
+from petgen.build import build
+from petgen.schemas import schema_for
+from tests.conftest import BASE_URL, write_site
+
+
+def load(dist: Path, route: str) -> dict:
+    manifest = orjson.loads((dist / "_manifest.json").read_bytes())
+    return orjson.loads((dist / manifest["routes"][route]["file"]).read_bytes())
+
+
+def schema_name(route: str) -> str:
+    path = route.split("?")[0]
+    if path == "/api/names":
+        return "NameList"
+    if path.startswith("/api/names/"):
+        return "Name"
+    if path == "/api/categories":
+        return "CategoryList"
+    if path.startswith("/api/categories/"):
+        return "Category"
+    assert path == "/api/status", path
+    return "Status"
+
+
+@pytest.mark.parametrize("fixture", ["dist", "big_dist"])
+def test_every_json_route_validates_against_its_schema(fixture: str, request: pytest.FixtureRequest) -> None:
+    dist: Path = request.getfixturevalue(fixture)
+    manifest = orjson.loads((dist / "_manifest.json").read_bytes())
+    checked = 0
+    validators = {}
+    for route, info in manifest["routes"].items():
+        if not route.startswith("/api/"):
+            continue
+        name = schema_name(route)
+        validator = validators.setdefault(name, Draft202012Validator(schema_for(name), format_checker=FormatChecker()))
+        errors = list(validator.iter_errors(orjson.loads((dist / info["file"]).read_bytes())))
+        assert errors == [], (route, errors[0].message)
+        checked += 1
+    assert checked > 10
+
+
+def test_same_content_gives_byte_identical_dist(content: Path, tmp_path: Path) -> None:
+    def digest(root: Path) -> dict[str, str]:
+        return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(root.rglob("*")) if p.is_file()}
+
+    build(content, tmp_path / "one")
+    (content / "names" / "apfel.md").touch()  # a newer mtime must not matter
+    build(content, tmp_path / "two")
+    assert digest(tmp_path / "one") == digest(tmp_path / "two")
+
+
+def test_hashed_file_names_carry_the_etag(dist: Path) -> None:
+    manifest = orjson.loads((dist / "_manifest.json").read_bytes())
+    info = manifest["routes"]["/api/names/schnucki"]
+    body = (dist / info["file"]).read_bytes()
+    assert info["file"] == f"api/names/schnucki.{info['etag']}.json"
+    assert hashlib.blake2b(body, digest_size=6).hexdigest() == info["etag"]
+    assert info["type"] == "application/json; charset=utf-8"
+
+
+def test_name_resource(dist: Path) -> None:
+    name = load(dist, "/api/names/oelprinz")
+    assert name["title"] == "Ölprinz"
+    assert name["url"] == f"{BASE_URL}/names/oelprinz/"
+    assert name["license"]["name"] == "CC BY 4.0"
+    assert name["categories"] == ["maerchen", "fuer-ihn"]
+    assert name["origin"].startswith("Der Name Ölprinz ist eine Bildung")
+    assert (dist / "names" / "oelprinz" / "index.html").read_text().count("Ölprinz") > 3
+
+
+def test_list_order_is_german_collation(dist: Path) -> None:
+    titles = [item["title"] for item in load(dist, "/api/names")["items"]]
+    assert titles == ["Äffchen", "Apfel", "ohrwurm", "Ölprinz", "Schnucki", "Zuckerstück"]
+
+
+def test_list_pages_for_every_filter(dist: Path) -> None:
+    manifest = orjson.loads((dist / "_manifest.json").read_bytes())
+    routes = set(manifest["routes"])
+    assert "/api/names?category=tiere" in routes
+    assert "/api/names?category=altmodisch" in routes  # empty categories still have their page
+    assert "/api/names?mood=leidenschaftlich" in routes
+    assert "/api/names?category=klassiker&mood=verspielt" in routes
+    assert "/api/names?category=altmodisch&mood=verspielt" not in routes  # empty pairs are computed live
+    page = load(dist, "/api/names?category=neutral")
+    assert [i["slug"] for i in page["items"]] == ["schnucki", "zuckerstueck"]
+    assert page["total"] == 2 and page["nextUrl"] is None and page["limit"] == 200 and page["offset"] == 0
+
+
+def test_big_lists_are_paged_with_absolute_next_urls(big_dist: Path) -> None:
+    first = load(big_dist, "/api/names")
+    assert first["total"] == 450 and len(first["items"]) == 200
+    assert first["nextUrl"] == f"{BASE_URL}/api/names?offset=200"
+    third = load(big_dist, "/api/names?offset=400")
+    assert len(third["items"]) == 50 and third["nextUrl"] is None
+
+
+def test_static_status_uses_newest_review_date(dist: Path) -> None:
+    status = load(dist, "/api/status")
+    assert status["timestamp"] == "2026-11-01T00:00:00Z"
+    assert status["counts"] == {"names": 6, "categories": 15, "moods": 10}
+
+
+def test_redirects_and_headers_come_from_the_manifest(dist: Path) -> None:
+    manifest = orjson.loads((dist / "_manifest.json").read_bytes())
+    redirects = (dist / "_redirects").read_text().splitlines()
+    headers = (dist / "_headers").read_text()
+    info = manifest["routes"]["/api/names/schnucki"]
+    assert f"/api/names/schnucki /{info['file']} 200" in redirects
+    pair = manifest["routes"]["/api/names?category=klassiker&mood=verspielt"]
+    assert f"/api/names category=klassiker mood=verspielt /{pair['file']} 200" in redirects
+    # query rules come before the bare path they refine
+    assert redirects.index(f"/api/names /{manifest['routes']['/api/names']['file']} 200") > \
+        redirects.index(f"/api/names category=klassiker mood=verspielt /{pair['file']} 200")
+    assert f"/{info['file']}\n  Cache-Control: public, max-age=31536000, immutable" in headers
+    assert "/api/names/schnucki\n  Cache-Control: public, max-age=60, must-revalidate" in headers
+
+
+def test_base_url_option_overrides_site(content: Path, tmp_path: Path) -> None:
+    build(content, tmp_path / "d", base_url="https://example.org/")
+    assert load(tmp_path / "d", "/api/names/apfel")["url"] == "https://example.org/names/apfel/"
+
+
+def test_rebuild_replaces_dist_atomically(content: Path, tmp_path: Path) -> None:
+    out = tmp_path / "dist"
+    build(content, out)
+    (content / "names" / "apfel.md").unlink()
+    build(content, out)
+    assert not list(out.glob("api/names/apfel.*.json"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["content", "dist"]
+
+
+def test_empty_knowledge_base_builds(tmp_path: Path) -> None:
+    content = write_site(tmp_path / "c", titles=[])
+    result = build(content, tmp_path / "d")
+    assert result.routes > 0
+    assert load(tmp_path / "d", "/api/names")["items"] == []

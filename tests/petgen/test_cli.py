@@ -1,0 +1,73 @@
+"""The CLI: help everywhere, exact `Error: …` output and exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from petgen.cli import cli
+from petgen.kb import load_knowledge_base
+from tests.conftest import entry_text
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.mark.parametrize("command", [[], ["build"], ["check"], ["serve"], ["dev"], ["new"]])
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_everywhere(runner: CliRunner, command: list[str], flag: str) -> None:
+    result = runner.invoke(cli, [*command, flag])
+    assert result.exit_code == 0
+    assert result.output.startswith("Usage: ")
+
+
+def test_check_ok(runner: CliRunner, content: Path) -> None:
+    result = runner.invoke(cli, ["check", "--strict", "--content", str(content)])
+    assert result.exit_code == 0, result.output
+    assert result.output == "OK: 6 names, 15 categories, 10 moods.\n"
+
+
+def test_check_lists_problems_then_errors(runner: CliRunner, content: Path) -> None:
+    (content / "names" / "hasi.md").write_text(entry_text("Hasi").replace("categories:", "catgories:"))
+    result = runner.invoke(cli, ["check", "--content", str(content)])
+    assert result.exit_code == 1
+    assert result.output == (
+        f"{content}/names/hasi.md:1: missing required field 'categories'\n"
+        f"{content}/names/hasi.md:7: unknown key 'catgories'\n    hint: did you mean 'categories'?\n"
+        "Error: content has 2 errors; nothing was written.\n")
+
+
+def test_build_summary_and_missing_content(runner: CliRunner, content: Path, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["build", "--content", str(content), "--out", str(tmp_path / "d")])
+    assert result.exit_code == 0
+    assert result.output.startswith(f"Built 6 names, 15 categories, 10 moods → ")
+    missing = runner.invoke(cli, ["build", "--content", str(tmp_path / "nope"), "--out", str(tmp_path / "d")])
+    assert missing.exit_code == 1
+    assert missing.output.endswith("Error: content has 1 error; nothing was written.\n")
+
+
+def test_new_scaffolds_a_valid_entry(runner: CliRunner, content: Path) -> None:
+    result = runner.invoke(cli, ["new", "Süße Maus", "--content", str(content)])
+    assert result.exit_code == 0
+    path = content / "names" / "suesse-maus.md"
+    assert result.output == f"Created {path}\n"
+    kb = load_knowledge_base(content)  # valid: loads without errors …
+    assert "suesse-maus" in kb.by_slug and kb.by_slug["suesse-maus"].title == "Süße Maus"
+    assert any("placeholder text 'TODO'" in p.message for p in kb.warnings)  # … but --strict will not pass it
+    again = runner.invoke(cli, ["new", "Süße Maus", "--content", str(content)])
+    assert again.exit_code == 1 and again.output == f"Error: {path} already exists.\n"
+    empty = runner.invoke(cli, ["new", "!!!", "--content", str(content)])
+    assert empty.output == "Error: '!!!' has no letters or digits to make a slug from.\n"
+
+
+def test_serve_rejects_bad_options(runner: CliRunner, tmp_path: Path) -> None:
+    result = runner.invoke(cli, ["serve", "--port", "70000"])
+    assert result.exit_code == 2 and "70000 is not in the range" in result.output
+    result = runner.invoke(cli, ["serve", "--content", str(tmp_path / "none"), "--dist", str(tmp_path / "none")])
+    assert result.exit_code == 1
+    assert result.output == (f"Error: {tmp_path}/none is not built and there is no content directory "
+                             f"{tmp_path}/none; pass --content DIR\n")

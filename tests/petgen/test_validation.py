@@ -1,0 +1,177 @@
+"""One test per problem class: exact message, exact line, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from petgen.build import build
+from petgen.kb import load_knowledge_base
+from petgen.problems import ContentError
+from tests.conftest import entry_text
+
+
+def problems_for(content: Path, slug: str, text: str, *, strict: bool = False) -> list[str]:
+    (content / "names" / f"{slug}.md").write_text(text, encoding="utf-8")
+    with pytest.raises(ContentError) as info:
+        load_knowledge_base(content, strict=strict)
+    return [p.format() for p in info.value.problems]
+
+
+def replace_line(text: str, line: int, new: str) -> str:
+    lines = text.split("\n")
+    lines[line - 1] = new
+    return "\n".join(lines)
+
+
+def test_valid_content_loads(content: Path) -> None:
+    kb = load_knowledge_base(content, strict=True)
+    assert [e.title for e in kb.entries] == ["Äffchen", "Apfel", "ohrwurm", "Ölprinz", "Schnucki", "Zuckerstück"]
+
+
+def test_unknown_key_is_reported_with_line_and_hint(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 7, "catgories: [tiere]")
+    found = problems_for(content, "hasi", text)
+    assert f"{content}/names/hasi.md:7: unknown key 'catgories'\n    hint: did you mean 'categories'?" in found
+    assert f"{content}/names/hasi.md:1: missing required field 'categories'" in found
+
+
+def test_yaml_syntax_error_keeps_its_line(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 5, "meaning: [unclosed")
+    found = problems_for(content, "hasi", text)
+    assert len(found) == 1
+    assert found[0].startswith(f"{content}/names/hasi.md:6: YAML syntax error:")
+
+
+def test_missing_front_matter(content: Path) -> None:
+    found = problems_for(content, "hasi", "# Hasi\n\nkein Front Matter\n")
+    assert found == [f"{content}/names/hasi.md:1: missing front matter\n"
+                     "    hint: the file must start with a line '---', YAML, then '---'"]
+
+
+def test_wrong_type(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 6, "variants: Hasilein")
+    found = problems_for(content, "hasi", text)
+    assert found == [f"{content}/names/hasi.md:6: variants must be a list, not str\n"
+                     "    hint: write it as variants: [a, b]"]
+
+
+def test_bad_date(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 20, "datePublished: 15.01.2026")
+    found = problems_for(content, "hasi", text)
+    assert found == [f"{content}/names/hasi.md:20: datePublished must be a date written YYYY-MM-DD, not "
+                     "'15.01.2026'\n    hint: e.g. 2026-11-22"]
+
+
+def test_impossible_date(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 21, "lastReviewed: 2026-02-30")
+    assert problems_for(content, "hasi", text) == [
+        f"{content}/names/hasi.md:21: lastReviewed '2026-02-30' is not a real calendar date"]
+
+
+def test_examples_must_be_exactly_four(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 14, "")
+    assert problems_for(content, "hasi", text) == [
+        f"{content}/names/hasi.md:10: examples has 3 items; exactly 4 expected"]
+
+
+def test_unknown_category_and_mood(content: Path) -> None:
+    text = entry_text("Hasi", categories="tiere, tierchen", moods="kuschlig")
+    found = problems_for(content, "hasi", text)
+    assert found == [
+        f"{content}/names/hasi.md:7: unknown category 'tierchen'\n    hint: did you mean 'tiere'?",
+        f"{content}/names/hasi.md:8: unknown mood 'kuschlig'\n    hint: did you mean 'kuschelig'?",
+    ]
+
+
+def test_file_name_must_be_slug_of_title(content: Path) -> None:
+    found = problems_for(content, "Hasi", entry_text("Hasi"))
+    assert found == [f"{content}/names/Hasi.md:2: file name 'Hasi.md' is not the slug of its title 'Hasi'\n"
+                     "    hint: rename the file to 'hasi.md'"]
+
+
+def test_duplicate_key(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 4, "title: Hasi")
+    found = problems_for(content, "hasi", text)
+    assert f"{content}/names/hasi.md:4: duplicate key 'title'\n    hint: remove one of the two" in found
+
+
+def test_missing_section(content: Path) -> None:
+    text = entry_text("Hasi").replace("## Verwendung", "## Benutzung")
+    found = problems_for(content, "hasi", text)
+    assert f"{content}/names/hasi.md:32: unknown section '## Benutzung'\n    hint: the body has two sections: " \
+           "'## Herkunft' and '## Verwendung'" in found
+    assert f"{content}/names/hasi.md:23: missing section '## Verwendung'" in found
+
+
+def test_related_must_exist(content: Path) -> None:
+    text = entry_text("Hasi").replace("faq:\n", "related: [schnucky]\nfaq:\n", 1)
+    assert problems_for(content, "hasi", text) == [
+        f"{content}/names/hasi.md:15: related entry 'schnucky' does not exist\n    hint: did you mean 'schnucki'?"]
+
+
+def test_variant_must_not_be_another_title(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 6, "variants: [Hasilein, Schnucki]")
+    assert problems_for(content, "hasi", text) == [
+        f"{content}/names/hasi.md:6: variant 'Schnucki' is the title of another entry "
+        f"({content}/names/schnucki.md)\n    hint: remove it from variants and add 'schnucki' to related"]
+
+
+def test_all_problems_are_listed_before_one_abort(content: Path) -> None:
+    (content / "names" / "a.md").write_text(replace_line(entry_text("A"), 7, "catgories: [x]"), encoding="utf-8")
+    (content / "names" / "b.md").write_text("kaputt", encoding="utf-8")
+    with pytest.raises(ContentError) as info:
+        load_knowledge_base(content)
+    assert {Path(p.path).name for p in info.value.problems} == {"a.md", "b.md"}
+    assert info.value.message == "content has 3 errors; nothing was written."
+
+
+def test_soft_rules_are_warnings_and_strict_makes_them_errors(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 11, '  - "Guten Morgen, hast du gut geschlafen?"')
+    text = replace_line(text, 4, "ipa: /ˈhaːzi/")
+    text = replace_line(text, 9, "keywords: [süß, Häschen, Löffel, Öhrchen]")
+    (content / "names" / "hasi.md").write_text(text, encoding="utf-8")
+    kb = load_knowledge_base(content)  # not strict: loads, with warnings
+    assert [p.format() for p in kb.warnings if "hasi" in p.path] == [
+        f"{content}/names/hasi.md:4: warning: ipa contains characters outside the IPA set: '/' (U+002F)\n"
+        "    hint: no slashes or brackets; use IPA letters such as ɛ ə ʁ ç ː ˈ",
+        f"{content}/names/hasi.md:9: warning: keywords have no English (ASCII-only) term\n"
+        "    hint: add English glosses such as 'sweetheart', 'bear', 'cuddly'",
+        f"{content}/names/hasi.md:11: warning: example 1 does not contain 'Hasi' or one of its variants",
+    ]
+    found = problems_for(content, "hasi", text, strict=True)
+    assert len(found) == 3
+
+
+def test_lengths_placeholders_and_repeated_sentences_warn(content: Path) -> None:
+    text = entry_text("Hasi").replace("benutzen vor allem Paare", "TODO benutzen vor allem Paare")
+    text = text.split("## Herkunft")[0] + "## Herkunft\n\nZu kurz.\n\n## Verwendung\n\n" + \
+        text.split("## Verwendung\n\n")[1] + "\nIm Beruf sollte man den Namen lieber nicht verwenden.\n"
+    other = (content / "names" / "apfel.md")
+    other.write_text(other.read_text() + "\nIm Beruf sollte man den Namen lieber nicht verwenden.\n")
+    (content / "names" / "hasi.md").write_text(text, encoding="utf-8")
+    messages = [p.message for p in load_knowledge_base(content).warnings]
+    assert "'## Herkunft' has 2 words; 60–180 expected" in messages
+    assert "placeholder text 'TODO' in usage" in messages
+    assert any(m.startswith(f"sentence also used in {content}/names/apfel.md") for m in messages)
+
+
+def test_failed_build_writes_nothing(content: Path, tmp_path: Path) -> None:
+    out = tmp_path / "dist"
+    build(content, out)
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    (content / "names" / "kaputt.md").write_text("---\ntitle: [\n---\n", encoding="utf-8")
+    with pytest.raises(ContentError):
+        build(content, out)
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".dist")] == []
+
+
+def test_taxonomy_problems(content: Path) -> None:
+    (content / "moods.yml").write_text("- slug: zaertlich\n  title: zärtlich\n  description: sanft\n  farbe: rot\n")
+    with pytest.raises(ContentError) as info:
+        load_knowledge_base(content)
+    found = [p.format() for p in info.value.problems]
+    assert f"{content}/moods.yml:4: unknown key 'farbe'" in found
+    assert any("unknown mood 'romantisch'" in f and "categories.yml" in f for f in found)

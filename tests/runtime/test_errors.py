@@ -1,0 +1,80 @@
+"""One error envelope everywhere; 500 without traceback; 413 for large bodies."""
+
+from __future__ import annotations
+
+import asyncio
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+from starlette.testclient import TestClient
+
+from petgen.schemas import schema_for
+
+ERROR = Draft202012Validator(schema_for("Error"))
+
+
+@pytest.mark.parametrize("method, path, status", [
+    ("GET", "/api/names?limit=0", 400),
+    ("GET", "/api/names/nope", 404),
+    ("GET", "/api/categories/nope", 404),
+    ("GET", "/api/unknown/path", 404),
+    ("DELETE", "/api/names", 405),
+    ("POST", "/api/names/apfel", 405),
+    ("PUT", "/api/unknown", 404),
+])
+def test_error_shape_on_every_endpoint(client: TestClient, method: str, path: str, status: int) -> None:
+    response = client.request(method, path)
+    assert response.status_code == status
+    assert response.headers["content-type"] == "application/json; charset=utf-8"
+    body = response.json()
+    assert list(ERROR.iter_errors(body)) == []
+    assert body["error"]["message"]
+
+
+def test_unhandled_exception_is_500_envelope(dist: Path, make_client: Callable[..., TestClient],
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    client = make_client(dist, rate_limit=0)
+    client.app.runtime.dist.items = None  # type: ignore[attr-defined]  # breaks computed pages
+    response = client.get("/api/names?limit=3")
+    assert response.status_code == 500
+    assert response.json()["error"] == {"code": "internal_error", "message": "Internal server error.",
+                                        "hint": "the error was logged; try again later", "docs": "/openapi.json"}
+    assert "Traceback" not in response.text and "TypeError" not in response.text
+    assert response.headers["access-control-allow-origin"] == "*"
+    assert "unhandled error on GET /api/names" in caplog.text
+
+
+def test_body_over_limit_is_413(dist: Path, make_client: Callable[..., TestClient]) -> None:
+    client = make_client(dist, rate_limit=0, max_body=100)
+    response = client.post("/api/names", content=b"x" * 101)
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "payload_too_large"
+
+
+
+def test_streamed_body_over_limit_is_413() -> None:
+    """Without Content-Length the body is counted as the app reads it."""
+    from runtime.guard import GuardMiddleware
+
+    async def reader(scope, receive, send):  # type: ignore[no-untyped-def]
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"read"})
+
+    chunks = [{"type": "http.request", "body": b"x" * 80, "more_body": True},
+              {"type": "http.request", "body": b"x" * 80, "more_body": False}]
+    sent: list[dict] = []
+
+    async def receive():  # type: ignore[no-untyped-def]
+        return chunks.pop(0)
+
+    async def send(message):  # type: ignore[no-untyped-def]
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": "/ask", "headers": []}
+    asyncio.run(GuardMiddleware(reader, max_body=100)(scope, receive, send))
+    assert sent[0]["status"] == 413

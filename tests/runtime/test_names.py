@@ -1,0 +1,145 @@
+"""/api/names filters and paging, bad parameters, unknown and non-canonical slugs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+from starlette.testclient import TestClient
+
+from tests.conftest import BASE_URL
+
+
+def walk(client: TestClient, url: str) -> list[str]:
+    """Follow nextUrl from url to the end; return every slug seen."""
+    slugs: list[str] = []
+    pages = 0
+    while url:
+        response = client.get(url.removeprefix(BASE_URL))
+        assert response.status_code == 200, url
+        page = response.json()
+        slugs += [item["slug"] for item in page["items"]]
+        url = page["nextUrl"]
+        pages += 1
+        assert pages < 1000
+    return slugs
+
+
+@pytest.fixture
+def big(big_dist: Path, make_client: Callable[..., TestClient]) -> TestClient:
+    return make_client(big_dist, rate_limit=0)
+
+
+def _all(big_dist: Path) -> list[dict]:
+    data = orjson.loads((big_dist / "_data" / "index.json").read_bytes())
+    return data["items"]
+
+
+@pytest.mark.parametrize("limit", [None, 200, 37, 1])
+def test_following_next_url_visits_every_entry_once(big: TestClient, big_dist: Path, limit: int | None) -> None:
+    items = _all(big_dist)
+    data = orjson.loads((big_dist / "_data" / "index.json").read_bytes())
+    filters = [{}] + [{"category": c} for c in data["categories"]] + [{"mood": m} for m in data["moods"]]
+    filters += [{"category": "tiere", "mood": "frech"}, {"category": "altmodisch", "mood": "leidenschaftlich"}]
+    if limit == 1:
+        filters = [{"category": "lustig", "mood": "verspielt"}]
+    for f in filters:
+        query = "&".join(f"{k}={v}" for k, v in {**f, **({"limit": limit} if limit else {})}.items())
+        seen = walk(big, "/api/names" + (f"?{query}" if query else ""))
+        expected = [i["slug"] for i in items if f.get("category", i["categories"][0]) in i["categories"]
+                    and f.get("mood", i["moods"][0]) in i["moods"]]
+        assert seen == expected, f
+        assert len(set(seen)) == len(seen)
+
+
+def test_computed_page_equals_precomputed_page(big: TestClient, big_dist: Path) -> None:
+    """The runtime's page builder is the build's: same bytes for the same query."""
+    from runtime.dist import Dist
+    from runtime.names import ListQuery, list_page
+
+    dist = Dist.load(big_dist)
+    precomputed = dist.routes["/api/names?category=tiere"].body
+    dist.routes.pop("/api/names?category=tiere")
+    assert list_page(ListQuery("tiere", None, 200, 0), dist) == precomputed
+
+
+def test_equivalent_queries_share_a_page(big: TestClient) -> None:
+    a = big.get("/api/names?offset=0&limit=200")
+    b = big.get("/api/names")
+    assert a.content == b.content and a.headers["etag"] == b.headers["etag"]
+
+
+def test_computed_pages_support_etags(big: TestClient) -> None:
+    first = big.get("/api/names?limit=7&offset=3")
+    assert first.status_code == 200 and len(first.json()["items"]) == 7
+    again = big.get("/api/names?limit=7&offset=3", headers={"If-None-Match": first.headers["etag"]})
+    assert again.status_code == 304
+
+
+def test_offset_past_the_end_is_an_empty_page(client: TestClient) -> None:
+    page = client.get("/api/names?offset=1000").json()
+    assert page["items"] == [] and page["total"] == 6 and page["nextUrl"] is None
+
+
+@pytest.mark.parametrize("query, message, hint", [
+    ("limit=0", "'limit' must be from 1 to 200, not 0.", "use limit=1"),
+    ("limit=201", "'limit' must be from 1 to 200, not 201.", "use limit=200"),
+    ("offset=-1", "'offset' must be of at least 0, not -1.", "use offset=0"),
+    ("limit=abc", "'limit' must be a whole number from 1 to 200, not 'abc'.", "for example limit=20"),
+    ("limit=", "'limit' must be a whole number from 1 to 200, not ''.", "for example limit=20"),
+    ("category=tierchen", "Unknown category 'tierchen'.", "did you mean 'tiere'?"),
+    ("mood=happy", "Unknown mood 'happy'.", "valid values: "),
+    ("catgory=tiere", "Unknown parameter 'catgory'.", "did you mean 'category'?"),
+    ("limit=5&limit=6", "Parameter 'limit' is given more than once.", "send 'limit' once"),
+])
+def test_bad_parameters_are_400_with_hint(client: TestClient, query: str, message: str, hint: str) -> None:
+    response = client.get(f"/api/names?{query}")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "bad_request"
+    assert error["message"] == message
+    assert error["hint"].startswith(hint)
+
+
+def test_unknown_slug_is_404_naming_it(client: TestClient) -> None:
+    response = client.get("/api/names/schnuggi")
+    assert response.status_code == 404
+    error = response.json()["error"]
+    assert error == {
+        "code": "not_found",
+        "message": "No name with the slug 'schnuggi'.",
+        "hint": "did you mean 'schnucki' (/api/names/schnucki)? Or search with /api/search?q=schnuggi or list all "
+                "names at /api/names",
+        "docs": "/openapi.json",
+    }
+    assert "did you mean" not in client.get("/api/names/xyzzyq").json()["error"]["hint"]
+
+
+@pytest.mark.parametrize("spelling", ["Ölprinz", "OELPRINZ", "oelPrinz", "%C3%96lprinz"])
+def test_non_canonical_slug_redirects(client: TestClient, spelling: str) -> None:
+    response = client.get(f"/api/names/{spelling}", follow_redirects=False)
+    assert response.status_code == 301
+    assert response.headers["location"] == "/api/names/oelprinz"
+    assert client.get(f"/api/names/{spelling}").json()["slug"] == "oelprinz"
+
+
+def test_pages_redirect_to_trailing_slash_and_canonical_slug(client: TestClient) -> None:
+    assert client.get("/names/apfel", follow_redirects=False).headers["location"] == "/names/apfel/"
+    assert client.get("/names/Äffchen/", follow_redirects=False).headers["location"] == "/names/aeffchen/"
+    missing = client.get("/names/nichtda/")
+    assert missing.status_code == 404 and "Nicht gefunden" in missing.text
+
+
+def test_unknown_category_is_404(client: TestClient) -> None:
+    response = client.get("/api/categories/tierchen")
+    assert response.status_code == 404
+    assert response.json()["error"]["message"] == "No category with the slug 'tierchen'."
+    assert client.get("/api/categories/TIERE", follow_redirects=False).status_code == 301
+
+
+def test_live_status(client: TestClient) -> None:
+    status = client.get("/api/status").json()
+    assert status["status"] == "ok" and status["counts"]["names"] == 6
+    assert status["timestamp"].endswith("Z") and status["timestamp"] != "2026-11-01T00:00:00Z"
