@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from petgen.content import Entry, Site
 from petgen.dist import DistWriter
 from petgen.kb import KnowledgeBase
 from petgen.resources import (
@@ -28,13 +29,15 @@ def list_stem(category: str | None, mood: str | None, offset: int) -> str:
     return "api/names/list/" + (".".join(p for p in parts if p) or "all")
 
 
+def emit_name(entry: Entry, site: Site, writer: DistWriter) -> None:
+    """Write one entry's Name resource (called per entry by `emit_entries`)."""
+    writer.add_hashed(f"/api/names/{entry.slug}", f"api/names/{entry.slug}", encode(name_resource(entry, site)))
+
+
 def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
-    """Write every precomputed API resource and the runtime's data file."""
+    """Write the list pages for every filter, categories, status and the runtime's data file."""
     site, license_ = kb.site, license_of(kb.site)
     summaries = [name_summary(e, site) for e in kb.entries]
-
-    for entry in kb.entries:
-        writer.add_hashed(f"/api/names/{entry.slug}", f"api/names/{entry.slug}", encode(name_resource(entry, site)))
 
     for category, mood in list_filters(kb, summaries):
         matching = filter_summaries(summaries, category, mood)

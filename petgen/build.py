@@ -10,6 +10,7 @@ from pathlib import Path
 from petgen import __version__
 from petgen.api import DATA_FILE, emit_api
 from petgen.dist import DistWriter, new_build_dir, swap_in
+from petgen.entries import emit_entries
 from petgen.kb import KnowledgeBase, load_knowledge_base
 from petgen.site import emit_site
 
@@ -38,6 +39,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     tmp = new_build_dir(out_dir)
     try:
         writer = DistWriter(tmp)
+        emit_entries(kb, writer)
         emit_api(kb, writer)
         emit_site(kb, writer)
         emit_manifest(kb, writer)

@@ -64,6 +64,12 @@ class DistWriter:
             raise ValueError(f"route {route} emitted twice")
         self.routes[route] = {"file": rel, "etag": etag, "type": content_type, "hashed": hashed}
 
+    def merge(self, routes: dict[str, dict[str, str]], files: int) -> None:
+        """Take over routes written by another writer into the same root (a worker process)."""
+        for route, info in routes.items():
+            self._route(route, info["file"], info["etag"], info["type"], hashed=info["hashed"])
+        self.files += files
+
     def write_manifest(self, extra: dict[str, Any]) -> None:
         """Write `_manifest.json`, then the CDN's `_redirects` and `_headers`, all from the same map."""
         routes = dict(sorted(self.routes.items()))

@@ -14,7 +14,7 @@ from petgen.content import (
 )
 from petgen.problems import ContentError, Problem, Problems
 from petgen.text import collation_key
-from petgen.validate import validate
+from petgen.validate import check_entry_alone, validate
 
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 600
@@ -48,6 +48,10 @@ def _parse_file(path: Path) -> tuple[Entry | None, list[Problem], bytes]:
     except UnicodeDecodeError as exc:
         return None, [Problem(str(path), 1, f"not valid UTF-8 ({exc.reason})", "save the file as UTF-8")], raw
     entry, problems = parse_entry(str(path), text)
+    if entry is not None:
+        collected = Problems(problems)
+        check_entry_alone(entry, collected)
+        problems = collected.items
     return entry, problems, raw
 
 

@@ -6,6 +6,7 @@ import cmarkgfm
 import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from petgen.content import Entry
 from petgen.dist import HTML, DistWriter
 from petgen.kb import KnowledgeBase
 from petgen.resources import category_url, entry_url
@@ -21,14 +22,19 @@ def markdown(text: str) -> str:
     return cmarkgfm.github_flavored_markdown_to_html(text)
 
 
-def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
-    """Render every page with Jinja2 and write it at its clean URL."""
-    env = environment()
-    site = kb.site
-    categories = {c.slug: c for c in kb.categories}
-    moods = {m.slug: m for m in kb.moods}
-    name_page = env.get_template("name.html")
-    for entry in kb.entries:
+class PageRenderer:
+    """Renders entry pages; holds the lookups every page needs."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.site = kb.site
+        self.template = environment().get_template("name.html")
+        self.categories = {c.slug: c for c in kb.categories}
+        self.moods = {m.slug: m for m in kb.moods}
+        self.titles = {e.slug: e.title for e in kb.entries}
+
+    def emit(self, entry: Entry, writer: DistWriter) -> None:
+        """Write one entry's page at its `url` (called per entry by `emit_entries`)."""
+        site = self.site
         url = entry_url(site, entry.slug)
         jsonld = {
             "@context": "https://schema.org", "@type": "DefinedTerm", "name": entry.title,
@@ -36,14 +42,19 @@ def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
             "license": site.license["url"],
             "inDefinedTermSet": {"@type": "DefinedTermSet", "name": site.name, "url": site.base_url + "/"},
         }
-        html = name_page.render(
+        html = self.template.render(
             site=site, entry=entry, url=url, origin_html=markdown(entry.origin), usage_html=markdown(entry.usage),
-            categories=[categories[c] for c in entry.categories], moods=[moods[m] for m in entry.moods],
-            related=[kb.by_slug[s] for s in entry.related],
+            categories=[self.categories[c] for c in entry.categories], moods=[self.moods[m] for m in entry.moods],
+            related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
             jsonld=orjson.dumps(jsonld).decode().replace("</", "<\\/"),
         )
         writer.add_file(f"/names/{entry.slug}/", f"names/{entry.slug}/index.html", html.encode(), HTML)
 
+
+def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
+    """Render the index, category pages and 404 (entry pages come from `emit_entries`)."""
+    env = environment()
+    site = kb.site
     counts = {}
     category_page = env.get_template("category.html")
     for category in kb.categories:

@@ -32,18 +32,17 @@ IPA_CHARS = frozenset(
 )
 PLACEHOLDER = re.compile(r"\b(TODO|FIXME|TBD|XXX|lorem ipsum|lorem)\b", re.IGNORECASE)
 SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
-_FOLD = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss"})
-_NON_WORD = re.compile(r"[^\w\s]+")
+_FOLD = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss",
+                       **{c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~„“”‚‘’«»–—…·"}})
 
 
 def fold(text: str) -> str:
-    """Fold for loose comparison: case, umlauts, accents, punctuation."""
-    text = strip_accents(unicodedata.normalize("NFC", text).casefold().translate(_FOLD))
-    return " ".join(_NON_WORD.sub(" ", text).split())
+    """Fold for loose comparison: case, umlauts, accents, punctuation, runs of spaces."""
+    return " ".join(strip_accents(unicodedata.normalize("NFC", text).casefold().translate(_FOLD)).split())
 
 
 def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems) -> None:
-    """Check every entry on its own, then the knowledge base as a whole."""
+    """Check entries against the vocabularies and each other (`check_entry_alone` ran at parse time)."""
     category_slugs = {c.slug for c in categories}
     mood_slugs = {m.slug for m in moods}
     slugs = {e.slug for e in entries}
@@ -74,7 +73,21 @@ def _vocabulary(entry: Entry, key: str, values: list[str], known: set[str], sour
 
 
 def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[str], problems: Problems) -> None:
-    """Schema rules that need the vocabularies, then the guide's soft rules for one entry."""
+    """Schema rules that need the vocabularies and the other entries' slugs."""
+    path = entry.path
+    _vocabulary(entry, "categories", entry.categories, categories, "categories.yml", problems)
+    _vocabulary(entry, "moods", entry.moods, moods, "moods.yml", problems)
+    for i, slug in enumerate(entry.related):
+        line = entry.line_of(f"related[{i}]")
+        if slug == entry.slug:
+            problems.add(path, line, "related lists the entry itself")
+        elif slug not in slugs:
+            problems.add(path, line, f"related entry '{slug}' does not exist",
+                         did_you_mean(slug, slugs - {entry.slug}) or "related takes slugs of other entries")
+
+
+def check_entry_alone(entry: Entry, problems: Problems) -> None:
+    """Rules one entry can be checked against on its own (run in the parse workers)."""
     path = entry.path
     expected = slugify(entry.title)
     if entry.slug != expected:
@@ -84,18 +97,9 @@ def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[
     _count(entry, "categories", entry.categories, CATEGORIES_PER_ENTRY, problems)
     _count(entry, "moods", entry.moods, MOODS_PER_ENTRY, problems)
     _count(entry, "faq", entry.faq, FAQ_ITEMS, problems)
-    _vocabulary(entry, "categories", entry.categories, categories, "categories.yml", problems)
-    _vocabulary(entry, "moods", entry.moods, moods, "moods.yml", problems)
     if entry.lastReviewed < entry.datePublished:
         problems.add(path, entry.line_of("lastReviewed"), f"lastReviewed {entry.lastReviewed} is before "
                      f"datePublished {entry.datePublished}")
-    for i, slug in enumerate(entry.related):
-        line = entry.line_of(f"related[{i}]")
-        if slug == entry.slug:
-            problems.add(path, line, "related lists the entry itself")
-        elif slug not in slugs:
-            problems.add(path, line, f"related entry '{slug}' does not exist",
-                         did_you_mean(slug, slugs - {entry.slug}) or "related takes slugs of other entries")
 
     # Soft rules from the content guide.
     _count(entry, "keywords", entry.keywords, KEYWORDS, problems, warning=True)
@@ -118,11 +122,12 @@ def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[
         if not mentions(example, forms):
             problems.add(path, entry.line_of(f"examples[{i}]"), f"example {i + 1} does not contain '{entry.title}' "
                          "or one of its variants", warning=True)
-    for key, text in _texts(entry):
-        match = PLACEHOLDER.search(text)
-        if match:
-            problems.add(path, entry.line_of(key), f"placeholder text '{match.group(0)}' in {key.split('[')[0]}",
-                         warning=True)
+    if PLACEHOLDER.search("\n".join(text for _, text in _texts(entry))):
+        for key, text in _texts(entry):
+            match = PLACEHOLDER.search(text)
+            if match:
+                problems.add(path, entry.line_of(key), f"placeholder text '{match.group(0)}' in "
+                             f"{key.split('[')[0]}", warning=True)
 
 
 def _ascii_words(keyword: str) -> bool:
@@ -177,7 +182,7 @@ def check_repeated_sentences(entries: list[Entry], problems: Problems, min_words
             if key == "title" or (key.startswith("faq") and text.endswith("?")):
                 continue
             for sentence in SENTENCE_END.split(text):
-                norm = fold(sentence)
+                norm = " ".join(sentence.casefold().split()).rstrip(".!?… ")
                 if len(norm.split()) < min_words or norm in own:
                     continue
                 own.add(norm)

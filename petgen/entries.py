@@ -1,0 +1,52 @@
+"""Write every entry's Name JSON and page, in parallel worker processes for large knowledge bases.
+
+Workers are forked after the knowledge base is loaded, so they inherit it instead of receiving
+it pickled; each writes its share of files and sends back only the route records.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from petgen.api import emit_name
+from petgen.dist import DistWriter
+from petgen.kb import KnowledgeBase
+from petgen.site import PageRenderer
+
+PARALLEL_THRESHOLD = 1000
+_shared: tuple[KnowledgeBase, Path] | None = None  # set in the parent before forking
+
+
+def _emit_range(bounds: tuple[int, int]) -> tuple[dict[str, dict[str, str]], int]:
+    assert _shared is not None
+    kb, root = _shared
+    writer = DistWriter(root)
+    pages = PageRenderer(kb)
+    for entry in kb.entries[bounds[0]:bounds[1]]:
+        emit_name(entry, kb.site, writer)
+        pages.emit(entry, writer)
+    return writer.routes, writer.files
+
+
+def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None) -> None:
+    """Write each entry's `/api/names/{slug}` and `/names/{slug}/`."""
+    global _shared
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    count = len(kb.entries)
+    fork = "fork" in multiprocessing.get_all_start_methods()
+    if workers < 2 or count < PARALLEL_THRESHOLD or not fork:
+        _shared = (kb, writer.root)
+        results = [_emit_range((0, count))]
+    else:
+        step = -(-count // (workers * 4))
+        _shared = (kb, writer.root)
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                results = list(pool.map(_emit_range, [(i, min(i + step, count)) for i in range(0, count, step)]))
+        finally:
+            _shared = None
+    for routes, files in results:
+        writer.merge(routes, files)
