@@ -31,7 +31,8 @@ IPA_CHARS = frozenset(
     "ːˑˈˌ\u032f\u0303\u0329\u0325\u02b0\u02b7\u0361. \u203f"
 )
 PLACEHOLDER = re.compile(r"\b(TODO|FIXME|TBD|XXX|lorem ipsum|lorem)\b", re.IGNORECASE)
-SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+# A sentence ends at . ! ? … before a capital or an opening quote, but not after an ordinal ("18. Jahrhundert").
+SENTENCE_END = re.compile(r"(?<=[.!?…])(?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")
 _FOLD = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss",
                        **{c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~„“”‚‘’«»–—…·"}})
 
@@ -183,7 +184,7 @@ def check_repeated_sentences(entries: list[Entry], problems: Problems, min_words
                 continue
             for sentence in SENTENCE_END.split(text):
                 norm = " ".join(sentence.casefold().split()).rstrip(".!?… ")
-                if len(norm.split()) < min_words or norm in own:
+                if sum(1 for w in norm.split() if any(c.isalnum() for c in w)) < min_words or norm in own:
                     continue
                 own.add(norm)
                 other = first_seen.setdefault(norm, entry)

@@ -88,10 +88,12 @@ class RateLimitMiddleware:
         self.wall_clock = wall_clock
         self.policy = f'"{POLICY}";q={limit};w={window}'.encode()
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope["type"] != "http" or self.limit <= 0:
-            await self.app(scope, receive, send)
-            return
+    @property
+    def enabled(self) -> bool:
+        return self.limit > 0
+
+    def evaluate(self, scope: dict[str, Any]) -> tuple[bool, list[tuple[bytes, bytes]]]:
+        """Count this request; return (allowed, the rate-limit headers for its response)."""
         allowed, remaining, reset = self.store.hit(client_ip(scope, self.trusted))
         reset_s = max(1, math.ceil(reset))
         headers = [
@@ -102,9 +104,22 @@ class RateLimitMiddleware:
             (b"ratelimit", f'"{POLICY}";r={remaining};t={reset_s}'.encode()),
         ]
         if not allowed:
-            await send_error(send, 429, f"Too many requests: the limit is {self.limit} per {self.window} seconds "
-                             "per client.", f"retry after {reset_s} seconds",
-                             [*headers, (b"retry-after", str(reset_s).encode())])
+            headers.append((b"retry-after", str(reset_s).encode()))
+        return allowed, headers
+
+    async def reject(self, send: Callable[..., Any], headers: list[tuple[bytes, bytes]]) -> None:
+        """Answer 429 with the headers from `evaluate`."""
+        retry = dict(headers)[b"retry-after"].decode()
+        await send_error(send, 429, f"Too many requests: the limit is {self.limit} per {self.window} seconds "
+                         "per client.", f"retry after {retry} seconds", headers)
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if scope["type"] != "http" or self.limit <= 0:
+            await self.app(scope, receive, send)
+            return
+        allowed, headers = self.evaluate(scope)
+        if not allowed:
+            await self.reject(send, headers)
             return
 
         async def send_with_headers(message: dict[str, Any]) -> None:

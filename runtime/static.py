@@ -26,14 +26,16 @@ def etag_matches(scope: Scope, etag: bytes) -> bool:
     return False
 
 
-async def send_file(scope: Scope, send: Callable[..., Any], file: StaticFile, status: int = 200) -> None:
+async def send_file(scope: Scope, send: Callable[..., Any], file: StaticFile, status: int = 200,
+                    extra: list[tuple[bytes, bytes]] | None = None) -> None:
     """Send a prepared file, or 304 if the client has it; no body for HEAD or 304."""
     if etag_matches(scope, file.etag):
         headers = [h for h in file.headers if h[0] != b"content-length" and h[0] != b"content-type"]
-        await send({"type": "http.response.start", "status": 304, "headers": headers})
+        await send({"type": "http.response.start", "status": 304, "headers": headers + extra if extra else headers})
         await send({"type": "http.response.body", "body": b""})
         return
-    await send({"type": "http.response.start", "status": status, "headers": file.headers})
+    headers = file.headers + extra if extra else file.headers
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else file.body})
 
 

@@ -1,0 +1,154 @@
+"""Requests/s for `GET /api/names/{slug}` from the runtime vs nginx serving the same dist file.
+
+    python bench/serve_vs_nginx.py [--duration 10] [--connections 32] [--slug baerchen]
+
+One run, one machine, loopback only: builds the bundled content into a temporary dist, then
+measures in turn nginx (Debian's, `worker_processes auto`, serving the hashed file for the clean
+URL with the same Cache-Control/CORS headers), the runtime under uvicorn, and under granian with
+one and with two workers. wrk (1 thread) drives each for --duration seconds after a warm-up; the
+runtime's rate limiter is off (`--rate-limit 0`), all its other headers are on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from petgen.build import build
+
+REPO = Path(__file__).resolve().parent.parent
+
+NGINX_CONF = """{user}worker_processes auto;
+daemon off;
+pid {root}/nginx.pid;
+error_log {root}/nginx-error.log;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 1000000;
+  types {{ application/json json; }}
+  server {{
+    listen 127.0.0.1:{port};
+    location = {route} {{
+      alias {file};
+      default_type "application/json; charset=utf-8";
+      add_header Cache-Control "public, max-age=60, must-revalidate";
+      add_header Access-Control-Allow-Origin "*";
+      add_header X-Content-Type-Options "nosniff";
+    }}
+  }}
+}}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(port: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise SystemExit(f"nothing listening on {port}")
+
+
+def wrk(url: str, duration: int, connections: int) -> float:
+    subprocess.run(["wrk", "-t1", f"-c{connections}", "-d2s", url], capture_output=True, check=True)  # warm-up
+    out = subprocess.run(["wrk", "-t1", f"-c{connections}", f"-d{duration}s", url], capture_output=True, text=True,
+                         check=True).stdout
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if errors:
+        raise SystemExit(f"{url}: {errors.group(1)} error responses\n{out}")
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+
+
+def run_server(command: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    wait_for(port)
+    return proc
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--duration", type=int, default=10)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--slug", default="baerchen")
+    args = parser.parse_args()
+    for tool in ("wrk", "nginx"):
+        if not shutil.which(tool) and not Path(f"/usr/sbin/{tool}").exists():
+            sys.exit(f"{tool} not found: apt-get install {tool}")
+    route = f"/api/names/{args.slug}"
+    results: list[tuple[str, float]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        dist = root / "dist"
+        build(REPO / "content", dist, base_url="http://127.0.0.1")
+        manifest = orjson.loads((dist / "_manifest.json").read_bytes())
+        file = dist / manifest["routes"][route]["file"]
+
+        port = free_port()
+        user = "user root;\n" if os.geteuid() == 0 else ""  # workers must be able to read the temp dir
+        (root / "nginx.conf").write_text(NGINX_CONF.format(user=user, root=root, port=port, route=route, file=file))
+        nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+        proc = run_server([nginx, "-c", str(root / "nginx.conf"), "-e", str(root / "nginx-error.log")], port)
+        try:
+            results.append(("nginx (auto workers)", wrk(f"http://127.0.0.1:{port}{route}", args.duration,
+                                                         args.connections)))
+        finally:
+            stop(proc)
+
+        env = {"PETGEN_DIST": str(dist), "PETGEN_RATE_LIMIT": "0"}
+        servers = [
+            ("runtime, uvicorn (1 worker)", [sys.executable, "-m", "uvicorn", "--factory", "runtime.app:create_app",
+                                             "--no-access-log", "--log-level", "warning"]),
+            ("runtime, granian (1 worker)", [sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
+                                             "--no-ws", "--log-level", "warning", "runtime.app:create_app"]),
+            ("runtime, granian (2 workers)", [sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
+                                              "--no-ws", "--workers", "2", "--log-level", "warning",
+                                              "runtime.app:create_app"]),
+        ]
+        for name, command in servers:
+            port = free_port()
+            flags = ["--host", "127.0.0.1", "--port", str(port)]
+            proc = run_server(command[:3] + flags + command[3:], port, env)
+            try:
+                results.append((name, wrk(f"http://127.0.0.1:{port}{route}", args.duration, args.connections)))
+            finally:
+                stop(proc)
+
+    nginx_rps = results[0][1]
+    print(f"GET {route}, wrk -t1 -c{args.connections} -d{args.duration}s on loopback, {os.cpu_count()} cores")
+    print(f"{'server':<30} {'req/s':>10} {'% of nginx':>11}")
+    for name, rps in results:
+        print(f"{name:<30} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}%")
+
+
+if __name__ == "__main__":
+    main()
