@@ -39,9 +39,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     tmp = new_build_dir(out_dir)
     try:
         writer = DistWriter(tmp)
-        emit_entries(kb, writer)
-        emit_api(kb, writer)
-        emit_site(kb, writer)
+        emit_entries(kb, writer, meanwhile=lambda: (emit_api(kb, writer), emit_site(kb, writer)))
         emit_manifest(kb, writer)
         swap_in(tmp, out_dir)
     except BaseException:

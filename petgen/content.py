@@ -114,6 +114,7 @@ class Entry:
     origin: str
     usage: str
     lines: dict[str, int] = field(default_factory=dict)  # field or "examples[2]" -> line
+    sentences: list[tuple[str, str, str]] = field(default_factory=list, repr=False)  # (field, key, sentence)
 
     def line_of(self, key: str) -> int:
         return self.lines.get(key, self.lines.get(key.split("[")[0], 1))

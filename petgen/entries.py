@@ -9,6 +9,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 
 from petgen.api import emit_name
@@ -31,22 +32,29 @@ def _emit_range(bounds: tuple[int, int]) -> tuple[dict[str, dict[str, str]], int
     return writer.routes, writer.files
 
 
-def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None) -> None:
-    """Write each entry's `/api/names/{slug}` and `/names/{slug}/`."""
+def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
+                 meanwhile: Callable[[], None] | None = None) -> None:
+    """Write each entry's `/api/names/{slug}` and `/names/{slug}/`.
+
+    With workers, `meanwhile` (the rest of the emission) runs in this process while they work.
+    """
     global _shared
     workers = workers if workers is not None else (os.cpu_count() or 1)
     count = len(kb.entries)
-    fork = "fork" in multiprocessing.get_all_start_methods()
-    if workers < 2 or count < PARALLEL_THRESHOLD or not fork:
-        _shared = (kb, writer.root)
-        results = [_emit_range((0, count))]
-    else:
-        step = -(-count // (workers * 4))
-        _shared = (kb, writer.root)
-        try:
+    _shared = (kb, writer.root)
+    try:
+        if workers < 2 or count < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
+            results = [_emit_range((0, count))]
+            if meanwhile:
+                meanwhile()
+        else:
+            step = -(-count // (workers * 4))
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                results = list(pool.map(_emit_range, [(i, min(i + step, count)) for i in range(0, count, step)]))
-        finally:
-            _shared = None
+                futures = [pool.submit(_emit_range, (i, min(i + step, count))) for i in range(0, count, step)]
+                if meanwhile:
+                    meanwhile()
+                results = [f.result() for f in futures]
+    finally:
+        _shared = None
     for routes, files in results:
         writer.merge(routes, files)

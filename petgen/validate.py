@@ -90,6 +90,7 @@ def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[
 def check_entry_alone(entry: Entry, problems: Problems) -> None:
     """Rules one entry can be checked against on its own (run in the parse workers)."""
     path = entry.path
+    entry.sentences = sentence_keys(entry)  # compared across entries later, in `validate`
     expected = slugify(entry.title)
     if entry.slug != expected:
         problems.add(path, entry.line_of("title"), f"file name '{entry.slug}.md' is not the slug of its title "
@@ -174,20 +175,28 @@ def check_variants(entries: list[Entry], problems: Problems) -> None:
                              f"another entry ({other.path})", f"remove it from variants and add '{other.slug}' to related")
 
 
-def check_repeated_sentences(entries: list[Entry], problems: Problems, min_words: int = 5) -> None:
+def sentence_keys(entry: Entry, min_words: int = 5) -> list[tuple[str, str, str]]:
+    """(field, comparison key, sentence) for every sentence of five or more words, once per entry."""
+    result = []
+    own: set[str] = set()
+    for key, text in _texts(entry):
+        if key == "title" or (key.startswith("faq") and text.endswith("?")):
+            continue
+        for sentence in SENTENCE_END.split(text):
+            norm = " ".join(sentence.casefold().split()).rstrip(".!?… ")
+            if norm in own or sum(1 for w in norm.split() if any(c.isalnum() for c in w)) < min_words:
+                continue
+            own.add(norm)
+            result.append((key, norm, sentence))
+    return result
+
+
+def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
     """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
     first_seen: dict[str, Entry] = {}
     for entry in entries:
-        own: set[str] = set()
-        for key, text in _texts(entry):
-            if key == "title" or (key.startswith("faq") and text.endswith("?")):
-                continue
-            for sentence in SENTENCE_END.split(text):
-                norm = " ".join(sentence.casefold().split()).rstrip(".!?… ")
-                if sum(1 for w in norm.split() if any(c.isalnum() for c in w)) < min_words or norm in own:
-                    continue
-                own.add(norm)
-                other = first_seen.setdefault(norm, entry)
-                if other is not entry:
-                    problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
-                                 f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
+        for key, norm, sentence in entry.sentences or sentence_keys(entry):
+            other = first_seen.setdefault(norm, entry)
+            if other is not entry:
+                problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
+                             f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
