@@ -192,6 +192,23 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
 
 
 @cli.command()
+@CONTENT
+@click.option("--oldest", default=10, show_default=True, type=click.IntRange(min=0),
+              help="How many of the least recently reviewed entries to list.")
+def stats(content_dir: Path, oldest: int) -> None:
+    """Show entries per category and mood, field completeness, words per field, oldest reviews."""
+    from petgen.kb import load_knowledge_base
+    from petgen.stats import render_stats
+
+    try:
+        kb = load_knowledge_base(content_dir)
+    except ContentError as exc:
+        _print_problems(exc)
+        raise
+    click.echo(render_stats(kb, oldest))
+
+
+@cli.command()
 @click.argument("title")
 @CONTENT
 def new(title: str, content_dir: Path) -> None:

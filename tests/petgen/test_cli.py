@@ -17,7 +17,7 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
-@pytest.mark.parametrize("command", [[], ["build"], ["check"], ["serve"], ["dev"], ["new"]])
+@pytest.mark.parametrize("command", [[], ["build"], ["check"], ["serve"], ["dev"], ["new"], ["stats"]])
 @pytest.mark.parametrize("flag", ["-h", "--help"])
 def test_help_everywhere(runner: CliRunner, command: list[str], flag: str) -> None:
     result = runner.invoke(cli, [*command, flag])
@@ -71,3 +71,14 @@ def test_serve_rejects_bad_options(runner: CliRunner, tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert result.output == (f"Error: {tmp_path}/none is not built and there is no content directory "
                              f"{tmp_path}/none; pass --content DIR\n")
+
+
+def test_stats_table(runner: CliRunner, content: Path) -> None:
+    result = runner.invoke(cli, ["stats", "--content", str(content), "--oldest", "2"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0] == "6 entries, 15 categories, 10 moods"
+    assert any(line.split()[:2] == ["tiere", "🐾"] and line.split()[-3:] == ["1", "below", "minimum"]
+               for line in lines)
+    assert any(line.split() == ["examples", "6/6", "4", "4", "4"] for line in lines)
+    assert lines[-2:] == ["2026-11-01           aeffchen", "2026-11-01           apfel"]

@@ -62,3 +62,20 @@ def test_every_manifest_route_is_served(client: TestClient, dist: Path) -> None:
             continue
         assert response.headers["etag"] == f'"{info["etag"]}"', route
         assert response.content == (dist / info["file"]).read_bytes(), route
+
+
+def test_fast_lane_sends_what_the_middleware_stack_sends(dist: Path) -> None:
+    """Static GET/HEAD take a shortcut past the middleware; the answer must not differ."""
+    from runtime.app import create_app
+    from runtime.settings import Settings
+
+    app = create_app(Settings(dist=dist, rate_limit=60))
+    fast = TestClient(app, base_url="http://testserver")
+    slow = TestClient(app.asgi, base_url="http://testserver")  # the full stack, no fast lane
+    for path in ("/api/names/apfel", "/names/apfel/", "/api/categories"):
+        a, b = fast.get(path), slow.get(path)
+        assert a.status_code == b.status_code == 200
+        assert a.content == b.content
+        assert sorted(a.headers.keys()) == sorted(b.headers.keys()), path
+        for name in ("etag", "cache-control", "content-type", "access-control-allow-origin", "x-ratelimit-limit"):
+            assert a.headers[name] == b.headers[name]

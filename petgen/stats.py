@@ -1,0 +1,58 @@
+"""`petgen stats`: the knowledge base at a glance, as terminal tables."""
+
+from __future__ import annotations
+
+from collections import Counter
+from statistics import mean
+
+from petgen.kb import KnowledgeBase
+from petgen.text import word_count
+from petgen.validate import MIN_ENTRIES_PER_CATEGORY
+
+TEXT_FIELDS = ("meaning", "origin", "usage")
+LIST_FIELDS = ("examples", "variants", "keywords", "faq", "related", "categories", "moods")
+
+
+def table(headers: list[str], rows: list[list[object]]) -> str:
+    """Left-aligned text columns, right-aligned numbers."""
+    cells = [headers] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    numeric = [all(isinstance(row[i], (int, float)) for row in rows) for i in range(len(headers))]
+    lines = []
+    for n, row in enumerate(cells):
+        lines.append("  ".join(c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def render_stats(kb: KnowledgeBase, oldest: int = 10) -> str:
+    """Entries per category and mood, field completeness, words per field, oldest reviews."""
+    n = len(kb.entries)
+    out = [f"{n} entries, {len(kb.categories)} categories, {len(kb.moods)} moods", ""]
+
+    per_category = Counter(c for e in kb.entries for c in e.categories)
+    out.append(table(["category", "title", "entries", "note"], [
+        [c.slug, f"{c.emoji} {c.title}", per_category[c.slug],
+         "below minimum" if per_category[c.slug] < MIN_ENTRIES_PER_CATEGORY else ""] for c in kb.categories]))
+    out.append("")
+    per_mood = Counter(m for e in kb.entries for m in e.moods)
+    out.append(table(["mood", "entries"], [[m.slug, per_mood[m.slug]] for m in kb.moods]))
+    out.append("")
+
+    rows: list[list[object]] = []
+    for name in TEXT_FIELDS:
+        counts = [word_count(getattr(e, name)) for e in kb.entries] or [0]
+        filled = sum(1 for e in kb.entries if getattr(e, name).strip())
+        rows.append([name, f"{filled}/{n}", min(counts), round(mean(counts), 1), max(counts)])
+    for name in LIST_FIELDS:
+        counts = [len(getattr(e, name)) for e in kb.entries] or [0]
+        filled = sum(1 for e in kb.entries if getattr(e, name))
+        rows.append([name, f"{filled}/{n}", min(counts), round(mean(counts), 1), max(counts)])
+    out.append(table(["field", "filled", "min", "mean", "max"], rows))
+    out.append("(words for text fields, items for lists)")
+    out.append("")
+
+    by_review = sorted(kb.entries, key=lambda e: (e.lastReviewed, e.slug))[:oldest]
+    out.append(table(["oldest lastReviewed", "entry"], [[e.lastReviewed, e.slug] for e in by_review]))
+    return "\n".join(out)
