@@ -67,5 +67,6 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "categories": [c.slug for c in kb.categories],
         "moods": [m.slug for m in kb.moods],
         "items": summaries,
+        "lexicon": kb.lexicon,
     }
     writer.add_file(None, DATA_FILE, encode(data), "application/json")

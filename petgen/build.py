@@ -11,6 +11,7 @@ from petgen import __version__
 from petgen.api import DATA_FILE, emit_api
 from petgen.dist import DistWriter, new_build_dir, swap_in
 from petgen.entries import emit_entries
+from petgen.searchindex import INDEX_ROUTE, emit_search_index
 from petgen.kb import KnowledgeBase, load_knowledge_base
 from petgen.site import emit_site
 
@@ -39,7 +40,8 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     tmp = new_build_dir(out_dir)
     try:
         writer = DistWriter(tmp)
-        emit_entries(kb, writer, meanwhile=lambda: (emit_api(kb, writer), emit_site(kb, writer)))
+        emit_entries(kb, writer, meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
+                                                    emit_site(kb, writer)))
         emit_manifest(kb, writer)
         swap_in(tmp, out_dir)
     except BaseException:
@@ -57,6 +59,7 @@ def emit_manifest(kb: KnowledgeBase, writer: DistWriter) -> None:
         "base_url": kb.site.base_url,
         "sourceHash": kb.source_hash,
         "data": DATA_FILE,
+        "search": INDEX_ROUTE,
         "notFound": "404.html",
     })
 

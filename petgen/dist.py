@@ -45,12 +45,13 @@ class DistWriter:
             f.write(data)
         self.files += 1
 
-    def add_hashed(self, route: str, stem: str, data: bytes, content_type: str = JSON, ext: str = "json") -> str:
-        """Write `stem.<hash>.ext` (immutable) and map `route` to it; return the file's path."""
+    def add_hashed(self, route: str | None, stem: str, data: bytes, content_type: str = JSON,
+                   ext: str = "json") -> str:
+        """Write `stem.<hash>.ext` (immutable) and map `route` to it (or only its own path); return the path."""
         etag = content_hash(data)
         rel = f"{stem}.{etag}.{ext}"
         self._write(rel, data)
-        self._route(route, rel, etag, content_type, hashed=True)
+        self._route(route or f"/{rel}", rel, etag, content_type, hashed=True)
         return rel
 
     def add_file(self, route: str | None, rel: str, data: bytes, content_type: str) -> None:
@@ -109,6 +110,8 @@ def render_headers(routes: dict[str, dict[str, Any]]) -> str:
         path, _ = _split_route(route)
         if info["hashed"]:
             blocks.append(f"/{info['file']}\n  Cache-Control: {IMMUTABLE}\n  Content-Type: {info['type']}")
+            if path == f"/{info['file']}":
+                continue
         if path not in seen:
             seen.add(path)
             blocks.append(f"{path}\n  Cache-Control: {REVALIDATE}\n  Content-Type: {info['type']}")

@@ -12,6 +12,7 @@ from pathlib import Path
 from petgen.content import (
     Category, Entry, Mood, Site, entry_files, load_categories, load_moods, load_site, parse_entry,
 )
+from petgen.lexicon import load_lexicon
 from petgen.problems import ContentError, Problem, Problems
 from petgen.text import collation_key
 from petgen.validate import check_entry_alone, validate
@@ -28,6 +29,7 @@ class KnowledgeBase:
     entries: list[Entry]  # alphabetical by title, German collation
     warnings: list[Problem]
     source_hash: str
+    lexicon: dict
 
     @cached_property
     def by_slug(self) -> dict[str, Entry]:
@@ -84,15 +86,17 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     moods = load_moods(content_dir, problems)
     categories = load_categories(content_dir, moods, problems)
     entries, entries_hash = load_entries(content_dir, problems)
+    lexicon = load_lexicon(content_dir, categories, moods, problems)
     validate(entries, categories, moods, problems)
     if problems.errors or (strict and problems.warnings) or site is None:
         raise ContentError(problems.sorted(), strict=strict)
     entries.sort(key=lambda e: collation_key(e.title))
     source = hashlib.blake2b(digest_size=16)
-    for name in ("site.yml", "categories.yml", "moods.yml"):
-        source.update((content_dir / name).read_bytes())
+    for name in ("site.yml", "categories.yml", "moods.yml", "lexicon.yml"):
+        if (content_dir / name).exists():
+            source.update((content_dir / name).read_bytes())
     source.update(entries_hash.encode())
     return KnowledgeBase(
         site=site.with_base_url(base_url), categories=categories, moods=moods, entries=entries,
-        warnings=problems.sorted(), source_hash=source.hexdigest(),
+        warnings=problems.sorted(), source_hash=source.hexdigest(), lexicon=lexicon,
     )

@@ -74,7 +74,7 @@ DEFS: dict[str, dict[str, Any]] = {
     }),
     "Error": _object({
         "error": _object({
-            "code": {"enum": ["bad_request", "not_found", "method_not_allowed", "payload_too_large",
+            "code": {"enum": ["bad_request", "not_found", "method_not_allowed", "payload_too_large", "unsupported_media_type",
                               "rate_limited", "internal_error"]},
             "message": TEXT, "hint": TEXT, "docs": TEXT,
         }, ["code", "message"]),

@@ -10,16 +10,18 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from petgen.resources import encode, status_resource
+from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.cors import CORS_HEADERS, CORSMiddleware
 from runtime.dist import Dist, StaticFile
 from runtime.errors import error_response
 from runtime.guard import GuardMiddleware
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
 from runtime.ratelimit import RateLimitMiddleware
+from runtime.search import BadSearch, parse_search_query, search_results
 from runtime.settings import Settings
 from runtime.static import StaticRoutes, dynamic_file, send_file
 
@@ -67,6 +69,30 @@ def build_starlette(runtime: Runtime) -> Starlette:
             return error_response(400, exc.message, exc.hint)
         return PreparedResponse(list_page(query, dist()))
 
+    async def search(request: Request) -> Response:
+        try:
+            q, limit = parse_search_query(request.scope["query_string"].decode("latin-1"))
+        except BadSearch as exc:
+            return error_response(400, exc.message, exc.hint)
+        return PreparedResponse(encode(search_results(q, limit, dist())))
+
+    async def ask(request: Request) -> Response:
+        d = dist()
+        try:
+            ask_request = parse_ask_request(await request.body(), dict(request.headers), d.site.site)
+        except BadAsk as exc:
+            return error_response(exc.status, exc.message, exc.hint)
+        if ask_request.streaming:
+            return StreamingResponse(ask_stream(ask_request, d), media_type="text/event-stream; charset=utf-8",
+                                     headers={"cache-control": "no-store", "x-accel-buffering": "no"})
+        response = Response(encode(ask_json(ask_request, d)), media_type="application/json; charset=utf-8")
+        response.headers["cache-control"] = "no-store"
+        return response
+
+    async def ask_get(request: Request) -> Response:
+        return error_response(405, "Method GET is not allowed on /ask.",
+                              'POST a JSON body such as {"query": "Was bedeutet Spatzl?"}', headers={"allow": "POST"})
+
     async def status(request: Request) -> Response:
         d = dist()
         now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -99,12 +125,12 @@ def build_starlette(runtime: Runtime) -> Starlette:
 
     async def api_fallback(request: Request) -> Response:
         path = request.url.path
-        if path in dist().routes or path in ("/api/names", "/api/status"):
+        if path in dist().routes or path in DYNAMIC_PATHS or path == "/api/search":
             return error_response(405, f"Method {request.method} is not allowed on {path}.", "use GET or HEAD",
                                   headers={"allow": "GET, HEAD"})
         return error_response(404, f"No API endpoint at {path}.",
                               "see /openapi.json; the endpoints are /api/names, /api/names/{slug}, /api/categories, "
-                              "/api/categories/{slug}, /api/status")
+                              "/api/categories/{slug}, /api/search, /api/status")
 
     async def site_fallback(request: Request) -> Response:
         return Response(dist().not_found_html, status_code=404, media_type=HTML)
@@ -121,9 +147,12 @@ def build_starlette(runtime: Runtime) -> Starlette:
     routes = [
         Route("/api/names", names, methods=["GET", "HEAD"]),
         Route("/api/status", status, methods=["GET", "HEAD"]),
+        Route("/api/search", search, methods=["GET", "HEAD"]),
         Route("/api/names/{slug}", name, methods=["GET", "HEAD"]),
         Route("/api/categories/{slug}", category, methods=["GET", "HEAD"]),
         Route("/api/{rest:path}", api_fallback, methods=ALL_METHODS),
+        Route("/ask", ask, methods=["POST"]),
+        Route("/ask", ask_get, methods=["GET", "HEAD", "PUT", "PATCH", "DELETE"]),
         Route("/names/{slug}", page, methods=["GET", "HEAD"]),
         Route("/names/{slug}/", page, methods=["GET", "HEAD"]),
         Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),

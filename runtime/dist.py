@@ -10,6 +10,8 @@ import orjson
 
 from petgen.content import Site
 from petgen.dist import IMMUTABLE, MANIFEST, REVALIDATE
+from petgen.lexicon import Lexicon
+from petgen.search import SearchIndex
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -48,6 +50,8 @@ class Dist:
     source_hash: str
     newest_review: str
     not_found_html: bytes
+    search: SearchIndex
+    lexicon_index: Lexicon
 
     @property
     def slugs(self) -> set[str]:
@@ -66,8 +70,17 @@ class Dist:
                 if info["hashed"]:
                     routes["/" + info["file"]] = prepared_file(body, info["etag"], info["type"], IMMUTABLE)
             not_found = (root / manifest["notFound"]).read_bytes()
+            search = load_search_index(root, manifest)
         except (OSError, KeyError, ValueError) as exc:
             raise DistNotFound(f"{root} is not a complete build ({exc}); run `petgen build`") from exc
         return cls(root=root, manifest=manifest, site=Site(**data["site"]), routes=routes, items=data["items"],
                    categories=data["categories"], moods=data["moods"], source_hash=data["sourceHash"],
-                   newest_review=data["newestReview"], not_found_html=not_found)
+                   newest_review=data["newestReview"], not_found_html=not_found, search=search,
+                   lexicon_index=Lexicon.from_data(data.get("lexicon", {})))
+
+
+def load_search_index(root: Path, manifest: dict[str, Any]) -> SearchIndex:
+    """Read the index manifest and every shard it lists (the same files a browser could fetch)."""
+    index = orjson.loads((root / manifest["search"].lstrip("/")).read_bytes())
+    shards = (orjson.loads((root / path.lstrip("/")).read_bytes()) for path in index["shards"].values())
+    return SearchIndex.from_shards(index["docs"], shards)

@@ -14,6 +14,7 @@ CODES = {
     404: "not_found",
     405: "method_not_allowed",
     413: "payload_too_large",
+    415: "unsupported_media_type",
     429: "rate_limited",
     500: "internal_error",
 }

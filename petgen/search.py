@@ -1,0 +1,280 @@
+"""The search engine: one module for both sides (ARCHITECTURE.md, contract 4).
+
+The build calls `build_index` and writes the result as shards by term prefix (as Pagefind does);
+the runtime reads the shards back into a `SearchIndex` and queries it. Queries and documents go
+through the same `analyze`, so a query is normalised exactly as the documents were.
+
+Normalisation: NFC, case folding, `ß→ss`, accents stripped, umlauts folded to their base letters
+and the umlaut-less spellings `ae/oe/ue` too (`Bärchen`, `Baerchen`, `barchen` → `barchen`),
+punctuation and hyphens split words. Each word is indexed as itself (for prefix and typo
+matching), by its German and English Snowball stems (exact matching), and, for compounds, by the
+known words it starts or ends with (`Zuckermaus` → `zucker`, `maus`).
+
+Score (documented in the README): for each query word the best match in a document counts
+`field weight × match quality`; a document's score is the sum over query words plus 100 for every
+query word it matched without a typo. So exact, prefix and compound matches always outrank typo
+matches, documents that match more query words rank higher, and ties are broken by title.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import snowballstemmer
+from rapidfuzz.distance import OSA
+from rapidfuzz.process import extract
+
+from petgen.text import collation_key, strip_accents
+
+INDEX_VERSION = 1
+FIELDS = ("title", "variants", "keywords", "meaning")
+WEIGHTS = {"title": 8.0, "variants": 5.0, "keywords": 3.0, "meaning": 1.0}
+QUALITY = {"exact": 1.0, "compound": 0.75, "prefix": 0.7, "typo1": 0.45, "typo2": 0.3}
+NON_TYPO_BONUS = 100.0
+PREFIX_FANOUT = 64  # at most this many indexed words complete one prefix
+
+STOPWORDS = frozenset(
+    "der die das des dem den ein eine einer einen einem eines und oder mit fur von zu zum zur im in am an auf "
+    "ist sind es er sie ihr wir ich du mich dich sich als auch so wie the a an and or of to for with is are my "
+    "me you your it its on in at be".split()
+)
+
+_WORD = re.compile(r"[^\W_]+")
+_UMLAUT = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss"})
+_DIGRAPHS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
+_german = snowballstemmer.stemmer("german")
+_english = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def fold_word(word: str) -> str:
+    """One lowercase word folded: umlauts and their ae/oe/ue spellings to base letters, no accents."""
+    word = strip_accents(word.translate(_UMLAUT))
+    for digraph, base in _DIGRAPHS:
+        word = word.replace(digraph, base)
+    return word
+
+
+def words(text: str) -> list[str]:
+    """The folded words of a text, in order."""
+    return [fold_word(w) for w in _WORD.findall(unicodedata.normalize("NFC", text).casefold())]
+
+
+@lru_cache(maxsize=65536)
+def stems(word: str) -> tuple[str, ...]:
+    """German and English Snowball stems of a folded word (one if they agree)."""
+    german, english = _german.stemWord(word), _english.stemWord(word)
+    return (german,) if german == english else (german, english)
+
+
+def analyze(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """Words to search for: folded, without stopwords (unless nothing else is left)."""
+    found = words(text)
+    kept = [w for w in found if w not in STOPWORDS]
+    return found if keep_stopwords or not kept else kept
+
+
+# ---------------------------------------------------------------------------------------------
+# Build side
+
+
+@dataclass
+class Document:
+    slug: str
+    title: str
+    meaning: str
+    url: str
+    fields: dict[str, list[str]]  # field -> its texts
+
+
+def _add(postings: dict[str, dict[int, float]], term: str, doc: int, weight: float) -> None:
+    row = postings.setdefault(term, {})
+    if row.get(doc, 0.0) < weight:
+        row[doc] = weight
+
+
+def build_index(documents: list[Document]) -> dict[str, Any]:
+    """Index documents; return {"docs", "stems", "words", "parts"} with postings as [[doc, weight], …]."""
+    stem_post: dict[str, dict[int, float]] = {}
+    word_post: dict[str, dict[int, float]] = {}
+    part_post: dict[str, dict[int, float]] = {}
+    doc_words: list[list[tuple[str, float]]] = []
+    for doc, document in enumerate(documents):
+        seen: list[tuple[str, float]] = []
+        for name in FIELDS:
+            weight = WEIGHTS[name]
+            for text in document.fields.get(name, []):
+                for word in analyze(text):
+                    seen.append((word, weight))
+                    _add(word_post, word, doc, weight)
+                    for stem in stems(word):
+                        _add(stem_post, stem, doc, weight)
+        doc_words.append(seen)
+    # Compound parts: known words (from titles, variants, keywords) a longer word starts or ends with.
+    known = {w for w, postings in word_post.items() if len(w) >= 3 and
+             any(weight > WEIGHTS["meaning"] for weight in postings.values())}
+    for doc, seen in enumerate(doc_words):
+        for word, weight in seen:
+            for part in compound_parts(word, known):
+                _add(part_post, part, doc, weight)
+    return {
+        "docs": [[d.slug, d.title, d.meaning, d.url] for d in documents],
+        "stems": _freeze(stem_post),
+        "words": _freeze(word_post),
+        "parts": _freeze(part_post),
+    }
+
+
+def compound_parts(word: str, known: set[str]) -> list[str]:
+    """Known words of three letters or more at the start or end of a longer word."""
+    if len(word) < 6:
+        return []
+    parts = {word[:i] for i in range(3, len(word) - 2) if word[:i] in known}
+    parts |= {word[i:] for i in range(3, len(word) - 2) if word[i:] in known}
+    return sorted(parts)
+
+
+def _freeze(postings: dict[str, dict[int, float]]) -> dict[str, list[list[float]]]:
+    return {term: [[doc, weight] for doc, weight in sorted(row.items())] for term, row in sorted(postings.items())}
+
+
+def shard_key(term: str) -> str:
+    """Terms are sharded by their first two characters (one shard for very short terms)."""
+    return term[:2] if len(term) >= 2 else "_"
+
+
+def shard(index: dict[str, Any]) -> dict[str, dict[str, dict[str, list[list[float]]]]]:
+    """Split the postings into shards: {key: {"stems": …, "words": …, "parts": …}}."""
+    shards: dict[str, dict[str, dict[str, list[list[float]]]]] = {}
+    for kind in ("stems", "words", "parts"):
+        for term, postings in index[kind].items():
+            shards.setdefault(shard_key(term), {"stems": {}, "words": {}, "parts": {}})[kind][term] = postings
+    return dict(sorted(shards.items()))
+
+
+# ---------------------------------------------------------------------------------------------
+# Query side
+
+
+@dataclass
+class Hit:
+    doc: int
+    slug: str
+    title: str
+    meaning: str
+    url: str
+    score: float
+
+
+@dataclass
+class SearchIndex:
+    docs: list[list[str]]
+    stems: dict[str, list[list[float]]]
+    words: dict[str, list[list[float]]]
+    parts: dict[str, list[list[float]]]
+    vocabulary: list[str] = field(default_factory=list)
+    by_initial: dict[str, list[str]] = field(default_factory=dict)
+    order: list[int] = field(default_factory=list)  # doc -> rank by title, for tie-breaking
+
+    @classmethod
+    def from_shards(cls, docs: list[list[str]], shards: Iterable[dict[str, Any]]) -> SearchIndex:
+        index = cls(docs=docs, stems={}, words={}, parts={})
+        for data in shards:
+            index.stems.update(data["stems"])
+            index.words.update(data["words"])
+            index.parts.update(data["parts"])
+        index.vocabulary = sorted(index.words)
+        for word in index.vocabulary:
+            index.by_initial.setdefault(word[0], []).append(word)
+        ranked = sorted(range(len(docs)), key=lambda d: collation_key(docs[d][1]))
+        index.order = [0] * len(docs)
+        for rank, doc in enumerate(ranked):
+            index.order[doc] = rank
+        return index
+
+    @classmethod
+    def from_index(cls, index: dict[str, Any]) -> SearchIndex:
+        return cls.from_shards(index["docs"], shard(index).values())
+
+    def _prefixed(self, prefix: str) -> list[str]:
+        start = bisect.bisect_left(self.vocabulary, prefix)
+        found = []
+        for word in self.vocabulary[start:start + PREFIX_FANOUT]:
+            if not word.startswith(prefix):
+                break
+            found.append(word)
+        return found
+
+    def _typos(self, word: str) -> list[tuple[str, int]]:
+        """Indexed words within 1 edit (4+ letters) or 2 edits (8+ letters), same first letter."""
+        if len(word) < 4:
+            return []
+        limit = 2 if len(word) >= 8 else 1
+        candidates = self.by_initial.get(word[0], [])
+        matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=None)
+        return [(found, int(distance)) for found, distance, _ in matches if distance > 0]
+
+    def match_word(self, word: str, *, prefix: bool = True) -> tuple[dict[int, float], set[int]]:
+        """Score every document for one query word: (doc -> best weighted quality, docs matched without typo)."""
+        best: dict[int, float] = {}
+
+        def take(postings: list[list[float]] | None, quality: float) -> None:
+            for doc, weight in postings or ():
+                value = weight * quality
+                if best.get(int(doc), 0.0) < value:
+                    best[int(doc)] = value
+
+        for stem in stems(word):
+            take(self.stems.get(stem), QUALITY["exact"])
+            take(self.parts.get(stem), QUALITY["compound"])
+        take(self.words.get(word), QUALITY["exact"])
+        take(self.parts.get(word), QUALITY["compound"])
+        if prefix and len(word) >= 2:
+            for completion in self._prefixed(word):
+                if completion != word:
+                    take(self.words[completion], QUALITY["prefix"])
+        exact = set(best)
+        for found, distance in self._typos(word):
+            take(self.words[found], QUALITY["typo1" if distance == 1 else "typo2"])
+        return best, exact
+
+    def search(self, query: str | list[str] | list[list[str]], *, boosts: dict[int, float] | None = None,
+               allowed: set[int] | None = None) -> list[Hit]:
+        """All matching documents, best first; `boosts` add to scores, `allowed` filters.
+
+        A query is text, a list of words, or a list of word groups: the words of a group are
+        alternatives for one concept (`little mouse` → `mäuschen`, `mausi`) and count once.
+        """
+        if isinstance(query, str):
+            groups = [[w] for w in analyze(query)]
+        else:
+            groups = [[g] if isinstance(g, str) else list(g) for g in query]
+        scores: dict[int, float] = {}
+        seen: set[tuple[str, ...]] = set()
+        for group in groups:
+            if tuple(group) in seen or not group:
+                continue
+            seen.add(tuple(group))
+            best: dict[int, float] = {}
+            exact: set[int] = set()
+            for word in group:
+                word_best, word_exact = self.match_word(word)
+                for doc, value in word_best.items():
+                    if best.get(doc, 0.0) < value:
+                        best[doc] = value
+                exact |= word_exact
+            for doc, value in best.items():
+                scores[doc] = scores.get(doc, 0.0) + value + (NON_TYPO_BONUS if doc in exact else 0.0)
+        if allowed is not None:
+            scores = {d: s for d, s in scores.items() if d in allowed}
+        for doc, boost in (boosts or {}).items():
+            if doc in scores:
+                scores[doc] += boost
+        ranked = sorted(scores.items(), key=lambda item: (-round(item[1], 6), self.order[item[0]]))
+        return [Hit(doc, *self.docs[doc], score=round(score, 3)) for doc, score in ranked]  # type: ignore[misc]

@@ -1,0 +1,247 @@
+"""`POST /ask`: natural-language questions in German or English, NLWeb-style (JSON or SSE).
+
+Understanding runs on the bundled data only: question words and filler are dropped, English
+words are mapped to German through `content/lexicon.yml` (and the English glosses in every
+entry's keywords, which the search index holds), category and mood intents ("for my
+boyfriend", "funny", "Bavarian") become filters and boosts, and "what does X mean" answers
+with X first.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from petgen.lexicon import Lexicon
+from petgen.search import Hit, analyze, words
+from runtime.dist import Dist
+
+NLWEB_VERSION = "0.54"
+RESPONSE_TYPE = "Answer"
+DEFAULT_LIMIT = 5
+MAX_LIMIT = 20
+MAX_QUERY = 500
+# Intent boosts per asked-for category or mood an entry has. With search words they only break
+# near-ties (an exact title still beats a compound match); with intents alone they rank.
+CATEGORY_BOOST = {"words": 1.5, "intents": 40.0}
+MOOD_BOOST = {"words": 1.0, "intents": 25.0}
+CLASSIC_PRIOR = 30.0  # questions with intents only ("for my boyfriend"): the well-known names first
+PARTNER = {"fuer-ihn", "fuer-sie"}  # names for a partner: also the ones that fit anyone, not friends' names
+DEFINE_BOOST = 1000.0  # "what does X mean": X itself first
+MAX_PHRASE = 4
+
+# "what does X mean", "was bedeutet X", … — X is the name asked about.
+DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
+    r"\bwhat(?:'s| is| does)?\s+(?:the\s+)?(?:meaning|origin)\s+of\s+(?P<x>.+)",
+    r"\bwhat\s+does\s+(?P<x>.+?)\s+(?:mean|stand for)\b",
+    r"\bwhere\s+does\s+(?P<x>.+?)\s+come\s+from\b",
+    r"\bwhat\s+is\s+(?:an?\s+)?(?P<x>.+?)\s*\?*$",
+    r"\bmeaning\s+of\s+(?P<x>.+)",
+    r"\bwas\s+(?:bedeutet|hei(?:ß|ss)t|meint)\s+(?:eigentlich\s+)?(?P<x>.+)",
+    r"\bwoher\s+(?:kommt|stammt)\s+(?:eigentlich\s+)?(?P<x>.+)",
+    r"\bbedeutung\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
+    r"\bherkunft\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
+    r"\bwas\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
+)]
+_TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
+ENGLISH_HINTS = frozenset("what which how does mean the for my a an names nickname call cute that".split())
+
+
+class BadAsk(Exception):
+    def __init__(self, message: str, hint: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.status = status
+
+
+@dataclass(frozen=True)
+class AskRequest:
+    query: str
+    site: str
+    limit: int
+    streaming: bool
+
+
+def _truthy(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1", "yes"))
+
+
+def wants_streaming(headers: dict[str, str]) -> bool:
+    """`Prefer: streaming=true` (among other preferences) or the header `prefer.streaming: true`."""
+    for preference in headers.get("prefer", "").split(","):
+        name, _, value = preference.strip().partition("=")
+        if name.strip().lower() == "streaming" and _truthy(value.strip().strip('"')):
+            return True
+    return _truthy(headers.get("prefer.streaming", ""))
+
+
+def parse_ask_request(body: bytes, headers: dict[str, str], site: str) -> AskRequest:
+    """Accept `{query, site?, limit?}` and the NLWeb 0.54 shape `{query: {text, site?}, prefer: {streaming}}`."""
+    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type != "application/json":
+        raise BadAsk(f"Content-Type must be application/json, not '{content_type or 'missing'}'.",
+                     'send a JSON body such as {"query": "Was bedeutet Spatzl?"}', status=415)
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        raise BadAsk(f"The body is not valid JSON ({exc}).", 'send {"query": "…"}') from None
+    if not isinstance(data, dict):
+        raise BadAsk("The body must be a JSON object.", 'send {"query": "…"}')
+    query, requested_site, streaming = data.get("query"), data.get("site"), False
+    if isinstance(query, dict):  # NLWeb 0.54 nested shape
+        requested_site = query.get("site", requested_site)
+        query = query.get("text")
+    prefer = data.get("prefer")
+    if isinstance(prefer, dict):
+        streaming = _truthy(prefer.get("streaming"))
+    streaming = streaming or _truthy(data.get("streaming")) or wants_streaming(headers)
+    if not isinstance(query, str):
+        raise BadAsk("'query' is required: a question as text (or {\"text\": …} in the NLWeb shape).",
+                     'send {"query": "Wie kann ich meinen Freund liebevoll nennen?"}')
+    query = " ".join(query.split())
+    if len(query) < 2:
+        raise BadAsk("'query' must have at least 2 characters.", 'ask a question, e.g. {"query": "Was bedeutet Spatzl?"}')
+    if len(query) > MAX_QUERY:
+        raise BadAsk(f"'query' must not be longer than {MAX_QUERY} characters.", "ask a shorter question")
+    if requested_site is not None and requested_site != site:
+        raise BadAsk(f"Unknown site '{requested_site}'.", f"this service answers for site '{site}'; "
+                     "leave 'site' out or send that value")
+    limit = data.get("limit", DEFAULT_LIMIT)
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise BadAsk(f"'limit' must be a whole number from 1 to {MAX_LIMIT}, not {orjson.dumps(limit).decode()}.",
+                     f"for example \"limit\": {DEFAULT_LIMIT}")
+    return AskRequest(query=query, site=site, limit=limit, streaming=streaming)
+
+
+# ---------------------------------------------------------------------------------------------
+# Understanding
+
+
+@dataclass
+class Understanding:
+    words: list[list[str]]  # groups of alternative folded words to search for
+    categories: list[str] = field(default_factory=list)
+    moods: list[str] = field(default_factory=list)
+    define: str | None = None  # the name asked about in "what does X mean"
+    language: str = "de"
+
+
+def understand(question: str, lexicon: Lexicon) -> Understanding:
+    """Turn a question into search words, category and mood intents and, maybe, a name to define."""
+    tokens = words(question)
+    result = Understanding(words=[], language="en" if sum(t in ENGLISH_HINTS for t in tokens) >= 2 else "de")
+    for pattern in DEFINITION:
+        match = pattern.search(question)
+        if match:
+            target = match.group("x").strip(_TRIM)
+            target = re.split(r"\s+(?:eigentlich|genau|überhaupt|actually|exactly)\b", target)[0].strip(_TRIM)
+            if target and len(words(target)) <= 3:
+                result.define = target
+                result.words = [[w] for w in analyze(target)]
+                return result
+    i = 0
+    while i < len(tokens):
+        for size in range(min(MAX_PHRASE, len(tokens) - i), 0, -1):
+            actions = lexicon.phrases.get(tuple(tokens[i:i + size]))
+            if actions:
+                translation: list[str] = []
+                for kind, value in actions:
+                    if kind == "translate":
+                        translated = [w for w in analyze(value) if w not in translation]
+                        translation.extend(translated)
+                    elif kind == "categories" and value not in result.categories:
+                        result.categories.append(value)
+                    elif kind == "moods" and value not in result.moods:
+                        result.moods.append(value)
+                if translation:
+                    result.words.append(translation)
+                i += size
+                break
+        else:
+            token = tokens[i]
+            if token not in lexicon.filler and len(token) > 1 and [token] not in result.words:
+                result.words.append([token])
+            i += 1
+    return result
+
+
+def allowed_for(categories: list[str], item: dict[str, Any]) -> bool:
+    """Whether an entry fits the asked-for categories (a partner may also get names for anyone)."""
+    own = set(item["categories"])
+    if own & set(categories):
+        return True
+    if PARTNER & set(categories):
+        return "neutral" in own and "freunde" not in own and "kinder" not in own
+    return False
+
+
+def answer(question: str, dist: Dist, limit: int) -> tuple[Understanding, list[Hit]]:
+    """Understand the question and rank entries for it."""
+    meaning = understand(question, dist.lexicon_index)
+    items = dist.items
+    if meaning.define is not None:
+        hits = dist.search.search(meaning.words)
+        target = " ".join(words(meaning.define))
+        for hit in hits:
+            if " ".join(words(hit.title)) == target:
+                hit.score = round(hit.score + DEFINE_BOOST, 3)
+        hits.sort(key=lambda h: (-h.score, dist.search.order[h.doc]))
+        return meaning, hits[:limit]
+    boosts: dict[int, float] = {}
+    mode = "words" if meaning.words else "intents"
+    for doc, item in enumerate(items):
+        boost = CATEGORY_BOOST[mode] * sum(c in item["categories"] for c in meaning.categories)
+        boost += MOOD_BOOST[mode] * sum(m in item["moods"] for m in meaning.moods)
+        if not meaning.words and "klassiker" in item["categories"]:
+            boost += CLASSIC_PRIOR
+        if boost:
+            boosts[doc] = boost
+    allowed = {d for d, item in enumerate(items) if allowed_for(meaning.categories, item)}
+    if meaning.words:
+        hits = dist.search.search(meaning.words, boosts=boosts)
+    else:  # only intents ("funny names for my boyfriend"): every entry that has them
+        ranked = sorted(boosts.items(), key=lambda kv: (-kv[1], dist.search.order[kv[0]]))
+        hits = [Hit(d, *dist.search.docs[d], score=round(s, 3)) for d, s in ranked]  # type: ignore[misc]
+    if meaning.categories and any(h.doc in allowed for h in hits):
+        hits = [h for h in hits if h.doc in allowed]  # an asked-for category filters when it can
+    return meaning, hits[:limit]
+
+
+# ---------------------------------------------------------------------------------------------
+# Responses
+
+
+def meta(request: AskRequest, dist: Dist, count: int) -> dict[str, Any]:
+    return {"response_type": RESPONSE_TYPE, "version": NLWEB_VERSION, "site": request.site,
+            "query": request.query, "result_count": count, "license": dict(dist.site.license)}
+
+
+def result_item(hit: Hit, dist: Dist) -> dict[str, Any]:
+    return {"@type": "DefinedTerm", "name": hit.title, "url": hit.url, "description": hit.meaning,
+            "score": hit.score, "citation": f"{dist.site.name}, {hit.url}", "slug": hit.slug}
+
+
+def ask_json(request: AskRequest, dist: Dist) -> dict[str, Any]:
+    _, hits = answer(request.query, dist, request.limit)
+    return {"_meta": meta(request, dist, len(hits)), "result": [result_item(h, dist) for h in hits]}
+
+
+def sse(event: str, data: Any) -> bytes:
+    return b"event: " + event.encode() + b"\ndata: " + orjson.dumps(data) + b"\n\n"
+
+
+async def ask_stream(request: AskRequest, dist: Dist) -> AsyncIterator[bytes]:
+    """`start` (the _meta), one `result` per item, `complete` (count and timing)."""
+    started = time.perf_counter()
+    _, hits = answer(request.query, dist, request.limit)
+    yield sse("start", meta(request, dist, len(hits)))
+    for hit in hits:
+        yield sse("result", result_item(hit, dist))
+    yield sse("complete", {"result_count": len(hits),
+                           "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)})
