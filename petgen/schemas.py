@@ -81,6 +81,27 @@ DEFS: dict[str, dict[str, Any]] = {
         "license": {"$ref": "#/$defs/License"},
     }, ["error"]),
 }
+DEFS["SearchHit"] = _object({"slug": SLUG, "title": TEXT, "meaning": TEXT, "url": URL,
+                             "score": {"type": "number", "minimum": 0}})
+DEFS["SearchResults"] = _object({
+    "query": TEXT,
+    "items": {"type": "array", "items": {"$ref": "#/$defs/SearchHit"}, "maxItems": 50},
+    "total": {"type": "integer", "minimum": 0, "description": "all matches, not just this page"},
+    "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+    "license": {"$ref": "#/$defs/License"},
+})
+DEFS["AskMeta"] = _object({
+    "response_type": {"const": "Answer"}, "version": TEXT, "site": SLUG, "query": TEXT,
+    "result_count": {"type": "integer", "minimum": 0}, "license": {"$ref": "#/$defs/License"},
+})
+DEFS["AskResult"] = _object({
+    "@type": {"const": "DefinedTerm"}, "name": TEXT, "url": URL, "description": TEXT,
+    "score": {"type": "number", "minimum": 0}, "citation": TEXT, "slug": SLUG,
+})
+DEFS["AskResponse"] = _object({
+    "_meta": {"$ref": "#/$defs/AskMeta"},
+    "result": {"type": "array", "items": {"$ref": "#/$defs/AskResult"}, "maxItems": 20},
+})
 DEFS["Category"] = _object(
     {**DEFS["CategorySummary"]["properties"],
      "names": {"type": "array", "items": {"$ref": "#/$defs/NameSummary"}},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -24,24 +25,32 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("server")
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    build(write_site(root / "content"), root / "dist", base_url=base)
-    config = uvicorn.Config(create_app(Settings(dist=root / "dist", rate_limit=1000)), host="127.0.0.1", port=port,
-                            log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
+@contextlib.contextmanager
+def running_server(dist: Path, port: int | None = None, **settings: object) -> Iterator[str]:
+    """A real uvicorn server for `dist` on a free loopback port, in a thread; yields its base URL."""
+    port = port or free_port()
+    app = create_app(Settings(dist=dist, **{"rate_limit": 1000, **settings}))  # type: ignore[arg-type]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
     while not server.started:
         assert time.monotonic() < deadline, "server did not start"
         time.sleep(0.02)
-    yield base
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("server")
+    port = free_port()
+    build(write_site(root / "content"), root / "dist", base_url=f"http://127.0.0.1:{port}")
+    with running_server(root / "dist", port) as base:
+        yield base
 
 
 def test_real_server_serves_follows_and_caches(server: str) -> None:

@@ -1,0 +1,111 @@
+"""The search engine: normalisation and ranking, one test per class of query."""
+
+from __future__ import annotations
+
+import pytest
+
+from petgen.search import Document, SearchIndex, analyze, build_index, shard, words
+
+TITLES = {
+    "Bärchen": ["Bärli", "Bärle"], "Bär": [], "Mäuschen": ["Mäuslein"], "Maus": ["Mausi"],
+    "Zuckermaus": [], "Kuschelmaus": [], "Mausebär": [], "Chérie": ["mon Chéri"], "Honey Bunny": ["Honeybunny"],
+    "Haus": [], "Schatz": ["Schatzi"], "Liebling": [], "Kuschelbär": [], "Herzblatt": [],
+}
+KEYWORDS = {"Bärchen": ["bear", "cuddly"], "Maus": ["mouse"], "Mäuschen": ["little mouse"], "Schatz": ["treasure"],
+            "Herzblatt": ["sweetheart"]}
+
+
+@pytest.fixture(scope="module")
+def index() -> SearchIndex:
+    docs = [Document(slug=t.lower(), title=t, meaning=f"Bedeutung von {t}", url=f"https://x/{t}",
+                     fields={"title": [t], "variants": v, "keywords": KEYWORDS.get(t, []), "meaning": ["ein Kosename"]})
+            for t, v in TITLES.items()]
+    return SearchIndex.from_index(build_index(docs))
+
+
+def titles(index: SearchIndex, query: str) -> list[str]:
+    return [h.title for h in index.search(query)]
+
+
+@pytest.mark.parametrize("text, folded", [
+    ("Bärchen", ["barchen"]), ("Baerchen", ["barchen"]), ("barchen", ["barchen"]), ("BÄRCHEN", ["barchen"]),
+    ("Chérie", ["cherie"]), ("Süßmaus", ["sussmaus"]), ("Honey-Bunny!", ["honey", "bunny"]), ("Zuckerstück", ["zuckerstuck"]),
+])
+def test_normalisation(text: str, folded: list[str]) -> None:
+    assert words(text) == folded
+
+
+@pytest.mark.parametrize("query", ["Bärchen", "Baerchen", "barchen", "BÄRCHEN"])
+def test_umlaut_spellings_find_the_same_entry_first(index: SearchIndex, query: str) -> None:
+    assert titles(index, query)[0] == "Bärchen"
+
+
+def test_accents(index: SearchIndex) -> None:
+    assert titles(index, "cherie")[0] == "Chérie" and titles(index, "Chéri")[0] == "Chérie"
+
+
+def test_prefix_as_you_type(index: SearchIndex) -> None:
+    found = titles(index, "bär")
+    assert found[0] == "Bär" and {"Bärchen", "Kuschelbär", "Mausebär"} <= set(found)
+    assert "Mäuschen" in titles(index, "mäu")
+
+
+def test_compounds(index: SearchIndex) -> None:
+    found = titles(index, "maus")
+    assert found[0] == "Maus"
+    assert {"Zuckermaus", "Kuschelmaus", "Mausebär"} <= set(found)
+    assert "Haus" not in found[:5]
+
+
+def test_stemming_german_and_english(index: SearchIndex) -> None:
+    assert titles(index, "Schätze")[0] == "Schatz"
+    assert titles(index, "bears")[0] == "Bärchen"
+    assert titles(index, "treasures")[0] == "Schatz"
+
+
+def test_typos_one_edit_from_four_two_from_eight(index: SearchIndex) -> None:
+    assert titles(index, "Libling")[0] == "Liebling"  # 1 edit
+    assert titles(index, "Hertzblat")[0] == "Herzblatt"  # 2 edits, 9 letters
+    assert titles(index, "Lbling") == []  # 2 edits on 6 letters: too many
+    assert titles(index, "Schaz")[0] == "Schatz"  # transposition-free deletion, 5 letters
+    assert titles(index, "baer") and titles(index, "bar")[0] == "Bär"
+
+
+def test_exact_always_above_fuzzy(index: SearchIndex) -> None:
+    hits = index.search("haus")
+    assert hits[0].title == "Haus"
+    assert all(h.score < 100 for h in hits[1:])  # Maus etc. only by typo
+    maus = index.search("maus")
+    assert maus[0].title == "Maus" and all(h.title != "Haus" or h.score < 100 for h in maus)
+
+
+def test_field_weights_title_variants_keywords_meaning(index: SearchIndex) -> None:
+    scores = {h.title: h.score for h in index.search("mausi")}
+    assert scores["Maus"] > 100  # variant
+    scores = {h.title: h.score for h in index.search("mouse")}
+    assert scores["Maus"] == pytest.approx(103.0)  # keyword weight 3
+    assert index.search("kosename")[0].score == pytest.approx(101.0)  # meaning weight 1
+
+
+def test_ties_broken_by_title_and_deterministic(index: SearchIndex) -> None:
+    first = [(h.title, h.score) for h in index.search("kosename")]
+    assert first == [(h.title, h.score) for h in index.search("kosename")]
+    assert [t for t, _ in first] == sorted([t for t, _ in first], key=lambda t: words(t)[0])
+
+
+def test_word_groups_count_once(index: SearchIndex) -> None:
+    both = {h.title: h.score for h in index.search([["mauschen", "mausi"]])}
+    assert both["Mäuschen"] == pytest.approx(108.0) and both["Maus"] == pytest.approx(105.0)
+
+
+def test_stopwords_are_dropped_unless_alone() -> None:
+    assert analyze("für meine Maus") == ["meine", "maus"]
+    assert analyze("the") == ["the"]
+
+
+def test_shards_are_by_prefix_and_roundtrip(index: SearchIndex) -> None:
+    data = build_index([Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]})])
+    shards = shard(data)
+    assert set(shards) == {"ba"}
+    again = SearchIndex.from_shards(data["docs"], shards.values())
+    assert again.search("bärchen")[0].slug == "a"
