@@ -10,6 +10,7 @@ from pathlib import Path
 from petgen import __version__
 from petgen.api import DATA_FILE, emit_api
 from petgen.dist import DistWriter, new_build_dir, swap_in
+from petgen.discovery import emit_openapi_and_discovery
 from petgen.entries import emit_entries
 from petgen.searchindex import INDEX_ROUTE, emit_search_index
 from petgen.kb import KnowledgeBase, load_knowledge_base
@@ -41,7 +42,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     try:
         writer = DistWriter(tmp)
         emit_entries(kb, writer, meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
-                                                    emit_site(kb, writer)))
+                                                    emit_site(kb, writer), emit_openapi_and_discovery(kb, writer)))
         emit_manifest(kb, writer)
         swap_in(tmp, out_dir)
     except BaseException:

@@ -54,21 +54,26 @@ class DistWriter:
         self._route(route or f"/{rel}", rel, etag, content_type, hashed=True)
         return rel
 
-    def add_file(self, route: str | None, rel: str, data: bytes, content_type: str) -> None:
-        """Write a file at a fixed path (HTML pages, well-known names), optionally as a route."""
+    def add_file(self, route: str | None, rel: str, data: bytes, content_type: str,
+                 headers: dict[str, str] | None = None) -> None:
+        """Write a file at a fixed path (HTML pages, well-known names), optionally as a route with extra headers."""
         self._write(rel, data)
         if route is not None:
-            self._route(route, rel, content_hash(data), content_type, hashed=False)
+            self._route(route, rel, content_hash(data), content_type, hashed=False, headers=headers)
 
-    def _route(self, route: str, rel: str, etag: str, content_type: str, *, hashed: bool) -> None:
+    def _route(self, route: str, rel: str, etag: str, content_type: str, *, hashed: bool,
+               headers: dict[str, str] | None = None) -> None:
         if route in self.routes:
             raise ValueError(f"route {route} emitted twice")
         self.routes[route] = {"file": rel, "etag": etag, "type": content_type, "hashed": hashed}
+        if headers:
+            self.routes[route]["headers"] = headers
 
     def merge(self, routes: dict[str, dict[str, str]], files: int) -> None:
         """Take over routes written by another writer into the same root (a worker process)."""
         for route, info in routes.items():
-            self._route(route, info["file"], info["etag"], info["type"], hashed=info["hashed"])
+            self._route(route, info["file"], info["etag"], info["type"], hashed=info["hashed"],
+                        headers=info.get("headers"))
         self.files += files
 
     def write_manifest(self, extra: dict[str, Any]) -> None:
@@ -114,7 +119,8 @@ def render_headers(routes: dict[str, dict[str, Any]]) -> str:
                 continue
         if path not in seen:
             seen.add(path)
-            blocks.append(f"{path}\n  Cache-Control: {REVALIDATE}\n  Content-Type: {info['type']}")
+            extra = "".join(f"\n  {name}: {value}" for name, value in info.get("headers", {}).items())
+            blocks.append(f"{path}\n  Cache-Control: {REVALIDATE}\n  Content-Type: {info['type']}{extra}")
     return "\n".join(blocks) + "\n"
 
 

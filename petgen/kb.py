@@ -12,6 +12,7 @@ from pathlib import Path
 from petgen.content import (
     Category, Entry, Mood, Site, entry_files, load_categories, load_moods, load_site, parse_entry,
 )
+from petgen.bots import load_bots
 from petgen.lexicon import load_lexicon
 from petgen.problems import ContentError, Problem, Problems
 from petgen.text import collation_key
@@ -30,6 +31,7 @@ class KnowledgeBase:
     warnings: list[Problem]
     source_hash: str
     lexicon: dict
+    bots: list
 
     @cached_property
     def by_slug(self) -> dict[str, Entry]:
@@ -87,16 +89,17 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     categories = load_categories(content_dir, moods, problems)
     entries, entries_hash = load_entries(content_dir, problems)
     lexicon = load_lexicon(content_dir, categories, moods, problems)
+    bots = load_bots(content_dir, problems)
     validate(entries, categories, moods, problems)
     if problems.errors or (strict and problems.warnings) or site is None:
         raise ContentError(problems.sorted(), strict=strict)
     entries.sort(key=lambda e: collation_key(e.title))
     source = hashlib.blake2b(digest_size=16)
-    for name in ("site.yml", "categories.yml", "moods.yml", "lexicon.yml"):
+    for name in ("site.yml", "categories.yml", "moods.yml", "lexicon.yml", "bots.yml"):
         if (content_dir / name).exists():
             source.update((content_dir / name).read_bytes())
     source.update(entries_hash.encode())
     return KnowledgeBase(
         site=site.with_base_url(base_url), categories=categories, moods=moods, entries=entries,
-        warnings=problems.sorted(), source_hash=source.hexdigest(), lexicon=lexicon,
+        warnings=problems.sorted(), source_hash=source.hexdigest(), lexicon=lexicon, bots=bots,
     )

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from starlette.applications import Starlette
@@ -19,6 +20,7 @@ from runtime.cors import CORS_HEADERS, CORSMiddleware
 from runtime.dist import Dist, StaticFile
 from runtime.errors import error_response
 from runtime.guard import GuardMiddleware
+from runtime.mcp import build_mcp, mcp_routes
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
 from runtime.ratelimit import RateLimitMiddleware
 from runtime.search import BadSearch, parse_search_query, search_results
@@ -157,7 +159,16 @@ def build_starlette(runtime: Runtime) -> Starlette:
         Route("/names/{slug}/", page, methods=["GET", "HEAD"]),
         Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),
     ]
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
+    routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url)  # before the site's catch-all
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with mcp.session_manager.run():  # the MCP SDK's lifespan runs inside ours
+            yield
+
+    return Starlette(routes=routes, lifespan=lifespan,
+                     exception_handlers={HTTPException: http_error, Exception: server_error})
 
 
 class PetgenApp:

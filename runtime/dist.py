@@ -27,7 +27,8 @@ class StaticFile:
     headers: Headers  # content-type, etag, cache-control, content-length
 
 
-def prepared_file(body: bytes, etag: str, content_type: str, cache_control: str) -> StaticFile:
+def prepared_file(body: bytes, etag: str, content_type: str, cache_control: str,
+                  extra: dict[str, str] | None = None) -> StaticFile:
     quoted = f'"{etag}"'.encode()
     return StaticFile(body, quoted, [
         (b"content-type", content_type.encode()),
@@ -35,6 +36,7 @@ def prepared_file(body: bytes, etag: str, content_type: str, cache_control: str)
         (b"cache-control", cache_control.encode()),
         (b"content-length", str(len(body)).encode()),
         (b"x-content-type-options", b"nosniff"),
+        *((name.lower().encode(), value.encode()) for name, value in (extra or {}).items()),
     ])
 
 
@@ -66,7 +68,7 @@ class Dist:
             routes: dict[str, StaticFile] = {}
             for route, info in manifest["routes"].items():
                 body = (root / info["file"]).read_bytes()
-                routes[route] = prepared_file(body, info["etag"], info["type"], REVALIDATE)
+                routes[route] = prepared_file(body, info["etag"], info["type"], REVALIDATE, info.get("headers"))
                 if info["hashed"]:
                     routes["/" + info["file"]] = prepared_file(body, info["etag"], info["type"], IMMUTABLE)
             not_found = (root / manifest["notFound"]).read_bytes()

@@ -1,0 +1,372 @@
+"""Search quality: `/api/search` and `/ask` vs an SQLite FTS5 baseline on the same entries and queries.
+
+    python bench/search_quality.py [--failures] [--per-query]
+
+Builds the bundled knowledge base into a temporary dist, then asks three systems the same
+hand-written queries (QUERIES below, in classes) and prints recall@5 and MRR@10 per class:
+
+- search: `runtime.search.search_results(q, 10, dist)`, the function behind `GET /api/search`;
+- ask:    `runtime.ask.answer(q, dist, 10)`, the ranking behind `POST /ask`;
+- fts5:   Python's sqlite3 with an FTS5 table over the same four fields (title, variants,
+          keywords, meaning), tokenizer `unicode61 remove_diacritics 2`, ranked by
+          `bm25(names, 8, 5, 3, 1)` (the engine's field weights); the query is every word of the
+          text, quoted, joined with OR.
+
+Each query lists the entry slugs that are acceptable answers; the rank of the first acceptable
+slug counts. recall@5 is the share of queries with an acceptable slug in the top 5; MRR is the
+mean of 1/rank over the top 10 (0 when none is there). The queries were written from the entries
+in content/names/ (titles, variants, keywords, meanings), not from what any system returns.
+`--failures` lists every query a system misses in its top 5 and every query where FTS5 ranks an
+acceptable answer higher than /api/search, with the top results of all three.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sqlite3
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import orjson
+
+from petgen.build import build
+from runtime.ask import answer
+from runtime.dist import Dist
+from runtime.search import search_results
+
+REPO = Path(__file__).resolve().parent.parent
+TOP = 10
+RECALL_AT = 5
+FTS_WEIGHTS = (8.0, 5.0, 3.0, 1.0)  # title, variants, keywords, meaning: petgen.search.WEIGHTS
+
+CLASSES = ("german", "english", "typos", "umlautless", "variants", "compounds", "prefixes", "questions")
+
+# (class, query, acceptable slugs). Written from content/names/*.md.
+QUERIES: list[tuple[str, str, set[str]]] = [
+    # Plain German words: a title, or a keyword/meaning word shared by a few entries.
+    ("german", "maus", {"maus"}),
+    ("german", "schatz", {"schatz"}),
+    ("german", "herz", {"herz"}),
+    ("german", "liebling", {"liebling"}),
+    ("german", "prinzessin", {"prinzessin"}),
+    ("german", "kumpel", {"kumpel"}),
+    ("german", "katze", {"kaetzchen", "mieze", "schmusekatze", "buesi", "kater", "naschkatze"}),
+    ("german", "biene", {"bienchen", "honigbienchen"}),
+    ("german", "kuscheln", {"kuschelbaer", "kuschelmaus", "kuschelhase", "knuddel", "baerchen", "schmusekatze",
+                            "schnuffel"}),
+    ("german", "sonne", {"sonne", "sonnenschein"}),
+    ("german", "engel", {"engel", "engelchen", "engele", "schutzengel"}),
+    ("german", "zucker", {"zuckerl", "zuckermaus", "zuckerpuppe", "zuckerschnecke", "zuckerschnute", "zuckerstueck",
+                          "zuckerwatte", "sugar"}),
+    ("german", "blume", {"bluemchen", "butterblume", "gaensebluemchen", "sonnenblume", "veilchen", "roeschen"}),
+    ("german", "glück", {"gluecksbringer", "glueckskind", "kleeblatt", "marienkaefer"}),
+    ("german", "langschläfer", {"schlafmuetze", "murmeltier", "dornroeschen", "schnarchnase"}),
+    ("german", "märchen", {"fee", "wichtel", "zwerg", "glueckskind", "prinz", "prinzessin", "dornroeschen"}),
+
+    # English words: German entries through the English glosses in their keywords.
+    ("english", "mouse", {"maus", "maeuschen", "mausi"}),
+    ("english", "little mouse", {"maeuschen", "maus", "mausi", "maeusle", "mauserl", "muesli"}),
+    ("english", "bear", {"baer", "baerchen"}),
+    ("english", "treasure", {"schatz", "schaetzchen", "schatzi", "goldschatz"}),
+    ("english", "sparrow", {"spatz", "spatzl", "spatzi", "spaetzle"}),
+    ("english", "bunny", {"hase", "hasi", "haeschen"}),
+    ("english", "kitten", {"kaetzchen", "buesi"}),
+    ("english", "angel", {"engel", "engelchen"}),
+    ("english", "hedgehog", {"igel"}),
+    ("english", "squirrel", {"eichhoernchen"}),
+    ("english", "ladybug", {"marienkaefer", "chaeferli"}),
+    ("english", "sleepyhead", {"schlafmuetze", "murmeltier", "schnarchnase", "dornroeschen"}),
+    ("english", "cinnamon roll", {"zimtschnecke"}),
+    ("english", "guardian angel", {"schutzengel"}),
+    ("english", "lucky charm", {"gluecksbringer"}),
+    ("english", "teddy bear", {"teddybaer", "baerchen"}),
+    ("english", "little treasure", {"schaetzchen", "schaetzelein"}),
+    ("english", "shooting star", {"sternschnuppe"}),
+    ("english", "firefly", {"gluehwuermchen"}),
+
+    # Typos: one or two edits (insertion, deletion, substitution, transposition).
+    ("typos", "schnuckie", {"schnucki"}),
+    ("typos", "spazl", {"spatzl"}),
+    ("typos", "mäuchen", {"maeuschen"}),
+    ("typos", "schmeterling", {"schmetterling"}),
+    ("typos", "eichhörnschen", {"eichhoernchen"}),
+    ("typos", "prinzesin", {"prinzessin"}),
+    ("typos", "zuckermaud", {"zuckermaus"}),
+    ("typos", "liebilng", {"liebling"}),
+    ("typos", "sonnenshein", {"sonnenschein"}),
+    ("typos", "knudel", {"knuddel"}),
+    ("typos", "gänseblümchn", {"gaensebluemchen"}),
+    ("typos", "teddybör", {"teddybaer"}),
+    ("typos", "herzblat", {"herzblatt"}),
+    ("typos", "kichererbsse", {"kichererbse"}),
+    ("typos", "morgenmufel", {"morgenmuffel"}),
+    ("typos", "schazt", {"schatz"}),
+    ("typos", "schmeterlin", {"schmetterling"}),
+    ("typos", "prinsesin", {"prinzessin"}),
+    ("typos", "herzalerliebstr", {"herzallerliebste", "herzallerliebster"}),
+
+    # Umlauts typed as ae/oe/ue, or left out.
+    ("umlautless", "Baerchen", {"baerchen"}),
+    ("umlautless", "Maeuschen", {"maeuschen"}),
+    ("umlautless", "Schaetzle", {"schaetzle"}),
+    ("umlautless", "Haeschen", {"haeschen"}),
+    ("umlautless", "Goldstueck", {"goldstueck"}),
+    ("umlautless", "Gaensebluemchen", {"gaensebluemchen"}),
+    ("umlautless", "Kaetzchen", {"kaetzchen"}),
+    ("umlautless", "Suesse", {"suesse"}),
+    ("umlautless", "Loewe", {"loewe"}),
+    ("umlautless", "Koenigin", {"koenigin"}),
+    ("umlautless", "Schlafmuetze", {"schlafmuetze"}),
+    ("umlautless", "Gluehwuermchen", {"gluehwuermchen"}),
+    ("umlautless", "Bussibaer", {"bussibaer"}),
+    ("umlautless", "Barchen", {"baerchen"}),
+    ("umlautless", "Mauschen", {"maeuschen"}),
+    ("umlautless", "Kuken", {"kueken"}),
+    ("umlautless", "Fuchschen", {"fuechschen"}),
+
+    # A variant finds its entry.
+    ("variants", "Bärli", {"baerchen", "baer"}),
+    ("variants", "Hasimaus", {"hasi"}),
+    ("variants", "Schatzimaus", {"schatzi"}),
+    ("variants", "Spatzerl", {"spatz", "spatzl"}),
+    ("variants", "Mausebärchen", {"mausebaer"}),
+    ("variants", "Knuddelmonster", {"knuddel"}),
+    ("variants", "Krümelmonster", {"kruemel"}),
+    ("variants", "Sugarpie", {"sugar"}),
+    ("variants", "Cutie Pie", {"cutie"}),
+    ("variants", "Hun", {"honey"}),
+    ("variants", "Oida", {"alter"}),
+    ("variants", "Brudi", {"bro"}),
+    ("variants", "Talisman", {"gluecksbringer"}),
+    ("variants", "Honigkuchenpferd", {"honigkuchen"}),
+    ("variants", "Quietscheentchen", {"entchen"}),
+    ("variants", "Oachkatzerl", {"eichhoernchen"}),
+    ("variants", "Schmusekater", {"kater", "schmusekatze"}),
+
+    # Compounds: the parts of a compound name, as separate words or alone.
+    ("compounds", "zucker maus", {"zuckermaus"}),
+    ("compounds", "maus aus zucker", {"zuckermaus"}),
+    ("compounds", "süße maus", {"suessmaus", "maus"}),
+    ("compounds", "kuschel bär", {"kuschelbaer"}),
+    ("compounds", "bär mit honig", {"honigbaer"}),
+    ("compounds", "schoko maus", {"schokomaus"}),
+    ("compounds", "knuddel maus", {"knuddelmaus"}),
+    ("compounds", "maus und bär", {"mausebaer"}),
+    ("compounds", "gold schatz", {"goldschatz"}),
+    ("compounds", "sonnen strahl", {"sonnenstrahl"}),
+    ("compounds", "zimt schnecke", {"zimtschnecke"}),
+    ("compounds", "traum prinz", {"traumprinz"}),
+    ("compounds", "watte", {"zuckerwatte"}),
+    ("compounds", "kugel", {"knutschkugel"}),
+    ("compounds", "strahl", {"sonnenstrahl"}),
+    ("compounds", "kopf", {"wuschelkopf", "quatschkopf"}),
+    ("compounds", "erbse", {"kichererbse", "knallerbse"}),
+    ("compounds", "schnuppe", {"sternschnuppe"}),
+
+    # As-you-type prefixes.
+    ("prefixes", "bär", {"baer", "baerchen"}),
+    ("prefixes", "spa", {"spatz", "spatzl", "spatzi", "spaetzchen", "spaetzle"}),
+    ("prefixes", "schmet", {"schmetterling"}),
+    ("prefixes", "zuckerw", {"zuckerwatte"}),
+    ("prefixes", "eichh", {"eichhoernchen"}),
+    ("prefixes", "prinze", {"prinzessin"}),
+    ("prefixes", "kich", {"kichererbse"}),
+    ("prefixes", "gänseb", {"gaensebluemchen"}),
+    ("prefixes", "marienk", {"marienkaefer"}),
+    ("prefixes", "sonnens", {"sonnenschein", "sonnenstrahl"}),
+    ("prefixes", "herzal", {"herzallerliebste", "herzallerliebster"}),
+    ("prefixes", "wonne", {"wonneproppen"}),
+    ("prefixes", "knutsch", {"knutschkugel"}),
+    ("prefixes", "schlafm", {"schlafmuetze"}),
+    ("prefixes", "mäu", {"maeuschen", "maeusle"}),
+    ("prefixes", "lebk", {"lebkuchenherz"}),
+
+    # Natural questions, German and English.
+    ("questions", "Was bedeutet Spatzl?", {"spatzl"}),
+    ("questions", "cute nickname for my girlfriend that means little mouse",
+     {"maeuschen", "maus", "mausi", "maeusle", "mauserl", "muesli"}),
+    ("questions", "bavarian pet names for a baby", {"hascherl", "mauserl", "schnuckerl", "spatzl", "zuckerl",
+                                                    "zwutschgerl"}),
+    ("questions", "Was bedeutet Schätzle?", {"schaetzle"}),
+    ("questions", "what does Schnucki mean", {"schnucki"}),
+    ("questions", "Woher kommt der Kosename Mausi?", {"mausi"}),
+    ("questions", "Kosename für meinen Freund, der morgens grummelig ist", {"morgenmuffel", "brummbaer"}),
+    ("questions", "sweet names for my boyfriend", {"suesser", "honigbaer"}),
+    ("questions", "schwäbische Kosenamen", {"schaetzle", "spaetzle", "maeusle", "herzle", "engele", "schnegge",
+                                           "butzele"}),
+    ("questions", "Swiss pet name for a little mouse", {"muesli"}),
+    ("questions", "italian word for treasure", {"tesoro"}),
+    ("questions", "Wie nennt man jemanden, der viel kichert?", {"kichererbse"}),
+    ("questions", "german nickname for someone who sleeps a lot", {"schlafmuetze", "murmeltier", "schnarchnase",
+                                                                   "dornroeschen", "koala"}),
+    ("questions", "pet name for a grumpy boyfriend", {"brummbaer", "morgenmuffel"}),
+    ("questions", "Kosename für eine Frau, die man verehrt", {"angebetete", "holde", "koenigin"}),
+    ("questions", "Welcher Kosename bedeutet kleiner Spatz?", {"spatzl", "spaetzle", "spaetzchen"}),
+    ("questions", "cute name for a chubby baby", {"wonneproppen", "pummelchen", "knutschkugel"}),
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# The systems: each takes a query and returns up to TOP slugs, best first.
+
+
+def build_dist(content: Path, root: Path) -> Dist:
+    """Build `content` into root/dist (base URL of a local server) and load it as the runtime does."""
+    build(content, root / "dist", base_url="http://127.0.0.1")
+    return Dist.load(root / "dist")
+
+
+def entries(dist: Dist) -> list[dict[str, Any]]:
+    """Every entry's full JSON from the built dist, in list order."""
+    return [orjson.loads(dist.routes[f"/api/names/{item['slug']}"].body) for item in dist.items]
+
+
+def fts_rows(dist: Dist) -> list[dict[str, str]]:
+    """The four indexed fields as text, one row per entry (lists joined with ', ')."""
+    return [{"slug": e["slug"], "title": e["title"], "variants": ", ".join(e["variants"]),
+             "keywords": ", ".join(e["keywords"]), "meaning": e["meaning"]} for e in entries(dist)]
+
+
+class Fts5:
+    """The baseline: an in-memory FTS5 table over the same fields, bm25 with the engine's weights."""
+
+    def __init__(self, rows: list[dict[str, str]]) -> None:
+        self.db = sqlite3.connect(":memory:")
+        self.db.execute("CREATE VIRTUAL TABLE names USING fts5(title, variants, keywords, meaning, "
+                        "tokenize = 'unicode61 remove_diacritics 2')")
+        self.db.executemany("INSERT INTO names(rowid, title, variants, keywords, meaning) VALUES (?, ?, ?, ?, ?)",
+                            [(i, r["title"], r["variants"], r["keywords"], r["meaning"]) for i, r in enumerate(rows)])
+        self.slugs = [r["slug"] for r in rows]
+        self.sql = ("SELECT rowid FROM names WHERE names MATCH ? ORDER BY bm25(names, {}, {}, {}, {}) LIMIT ?"
+                    .format(*FTS_WEIGHTS))
+
+    @staticmethod
+    def match_query(text: str) -> str:
+        """Every word quoted (so no FTS syntax survives), OR-ed; '' when the text has no word."""
+        return " OR ".join('"' + w.replace('"', '""') + '"' for w in re.findall(r"[^\W_]+", text))
+
+    def search(self, text: str, limit: int = TOP) -> list[str]:
+        query = self.match_query(text)
+        if not query:
+            return []
+        return [self.slugs[rowid] for (rowid,) in self.db.execute(self.sql, (query, limit))]
+
+
+def systems(dist: Dist) -> dict[str, Callable[[str], list[str]]]:
+    fts = Fts5(fts_rows(dist))
+    return {
+        "search": lambda q: [item["slug"] for item in search_results(q, TOP, dist)["items"]],
+        "ask": lambda q: [hit.slug for hit in answer(q, dist, TOP)[1]],
+        "fts5": fts.search,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation
+
+
+@dataclass
+class Outcome:
+    cls: str
+    query: str
+    expected: set[str]
+    returned: dict[str, list[str]]  # system -> slugs, best first
+
+    def rank(self, system: str) -> int | None:
+        """1-based rank of the first acceptable slug in the top TOP, or None."""
+        for i, slug in enumerate(self.returned[system][:TOP], 1):
+            if slug in self.expected:
+                return i
+        return None
+
+    def found(self, system: str) -> bool:
+        rank = self.rank(system)
+        return rank is not None and rank <= RECALL_AT
+
+    def reciprocal(self, system: str) -> float:
+        rank = self.rank(system)
+        return 1.0 / rank if rank else 0.0
+
+
+def evaluate(dist: Dist) -> tuple[list[str], list[Outcome]]:
+    known = dist.slugs
+    for cls, query, expected in QUERIES:
+        if cls not in CLASSES or not expected <= known:
+            raise SystemExit(f"bad query {query!r}: class {cls!r}, unknown slugs {sorted(expected - known)}")
+    run = systems(dist)
+    outcomes = [Outcome(cls, q, expected, {name: fn(q) for name, fn in run.items()}) for cls, q, expected in QUERIES]
+    return list(run), outcomes
+
+
+def summary(names: list[str], outcomes: list[Outcome]) -> list[tuple[str, int, dict[str, tuple[float, float]]]]:
+    """Per class and overall: (label, query count, {system: (recall@5, MRR)})."""
+    groups = [(cls, [o for o in outcomes if o.cls == cls]) for cls in CLASSES] + [("overall", outcomes)]
+    rows = []
+    for label, group in groups:
+        if not group:
+            continue
+        rows.append((label, len(group), {
+            name: (sum(o.found(name) for o in group) / len(group), sum(o.reciprocal(name) for o in group) / len(group))
+            for name in names}))
+    return rows
+
+
+def print_table(names: list[str], rows: list[tuple[str, int, dict[str, tuple[float, float]]]]) -> None:
+    print(f"{len(QUERIES)} queries; recall@{RECALL_AT} = share with an acceptable entry in the top {RECALL_AT}, "
+          f"MRR over the top {TOP}")
+    head = f"{'class':<11} {'n':>3}" + "".join(f" {name + ' R@5':>11} {name + ' MRR':>10}" for name in names)
+    print(head)
+    print("-" * len(head))
+    for label, count, figures in rows:
+        print(f"{label:<11} {count:>3}" + "".join(f" {figures[n][0]:>11.2f} {figures[n][1]:>10.2f}" for n in names))
+
+
+def short(slugs: list[str], expected: set[str], n: int = 5) -> str:
+    return ", ".join(f"*{s}*" if s in expected else s for s in slugs[:n]) or "(nothing)"
+
+
+def print_failures(names: list[str], outcomes: list[Outcome]) -> None:
+    """Misses in the top 5 per system, and queries where FTS5 ranks better than /api/search."""
+    print(f"\nFailures (no acceptable entry in the top {RECALL_AT}); acceptable slugs are marked *like this*")
+    for name in ("search", "ask"):
+        missed = [o for o in outcomes if not o.found(name)]
+        print(f"\n{name}: {len(missed)} of {len(outcomes)}")
+        for o in missed:
+            print(f"  [{o.cls}] {o.query!r}  expected {sorted(o.expected)}")
+            for system in names:
+                print(f"      {system:<7} rank {o.rank(system) or '-':>2}: {short(o.returned[system], o.expected)}")
+    worse = [o for o in outcomes if o.reciprocal("fts5") > o.reciprocal("search")]
+    print(f"\nQueries where fts5 ranks an acceptable entry higher than search: {len(worse)}")
+    for o in worse:
+        print(f"  [{o.cls}] {o.query!r}: search rank {o.rank('search') or '-'}, fts5 rank {o.rank('fts5')}; "
+              f"search: {short(o.returned['search'], o.expected)}")
+
+
+def print_per_query(names: list[str], outcomes: list[Outcome]) -> None:
+    print("\nPer query: rank of the first acceptable entry (- = not in the top 10)")
+    print(f"{'class':<11} {'query':<58}" + "".join(f" {n:>6}" for n in names))
+    for o in outcomes:
+        print(f"{o.cls:<11} {o.query[:58]:<58}" + "".join(f" {o.rank(n) or '-':>6}" for n in names))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--content", type=Path, default=REPO / "content", help="knowledge base to build")
+    parser.add_argument("--failures", action="store_true", help="list the failing queries with what each returned")
+    parser.add_argument("--per-query", action="store_true", help="print the rank of every query for every system")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        dist = build_dist(args.content, Path(tmp))
+        names, outcomes = evaluate(dist)
+    print_table(names, summary(names, outcomes))
+    if args.per_query:
+        print_per_query(names, outcomes)
+    if args.failures:
+        print_failures(names, outcomes)
+
+
+if __name__ == "__main__":
+    main()

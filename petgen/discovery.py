@@ -1,0 +1,139 @@
+"""Emit /openapi.json, /docs and the discovery documents (all generated from the knowledge base).
+
+- /.well-known/api-catalog (RFC 9727, a linkset), with `Link: <…>; rel="api-catalog"`
+- /.well-known/oauth-protected-resource (RFC 9728) for an API that needs no credentials
+- /.well-known/mcp/server-card.json and /mcp/server-card (MCP server card, SEP-2127)
+- /.well-known/http-message-signatures-directory (the registered bots' Ed25519 keys as a JWKS)
+- /llms.txt, /llms-full.txt, /robots.txt
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from petgen.dist import HTML, TEXT, DistWriter
+from petgen.kb import KnowledgeBase
+from petgen.llms import corpus_markdown, llms_txt
+from petgen.openapi import openapi_document
+from petgen.site import environment
+
+CATALOG_PROFILE = "https://www.rfc-editor.org/info/rfc9727"
+LINKSET = f'application/linkset+json; profile="{CATALOG_PROFILE}"'
+SIGNATURES_DIRECTORY = "application/http-message-signatures-directory+json"
+SERVER_CARD_SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
+MCP_PROTOCOL_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+JSON = "application/json; charset=utf-8"
+
+
+def reverse_dns(base_url: str, name: str = "api") -> str:
+    """`https://kosenamen.example` → `example.kosenamen/api` (the MCP server name, reverse-DNS).
+
+    A local address (an IP or localhost) has no DNS name to reverse: it becomes `localhost/api`.
+    """
+    host = urlsplit(base_url).hostname or "localhost"
+    if host == "localhost" or host.replace(".", "").isdigit() or ":" in host:
+        return f"localhost/{name}"
+    return ".".join(reversed(host.split("."))) + f"/{name}"
+
+
+def _json(data: Any) -> bytes:
+    return orjson.dumps(data, option=orjson.OPT_INDENT_2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Documents
+
+
+def server_card(kb: KnowledgeBase) -> dict[str, Any]:
+    """The MCP server card: identity, the Streamable HTTP remote, capabilities and static primitives."""
+    from runtime.mcp import build_mcp  # the tool list comes from the server itself: one source of truth
+
+    site, base = kb.site, kb.site.base_url
+    server = build_mcp(lambda: None, version=site.api_version, base_url=base)  # type: ignore[arg-type, return-value]
+
+    async def primitives() -> tuple[list[Any], list[Any], list[Any], list[Any]]:
+        return (await server.list_tools(), await server.list_resources(), await server.list_resource_templates(),
+                await server.list_prompts())
+
+    tools, resources, templates, prompts = asyncio.run(primitives())
+
+    def dump(items: list[Any]) -> list[dict[str, Any]]:
+        return [item.model_dump(by_alias=True, exclude_none=True, mode="json") for item in items]
+
+    return {
+        "$schema": SERVER_CARD_SCHEMA,
+        "name": reverse_dns(base),
+        "version": site.api_version,
+        "title": site.name,
+        "description": "Curated German pet names (Kosenamen): search, browse by category and mood, and read "
+                       "meaning, origin, usage and examples of each entry. Read-only, no authentication, CC BY 4.0.",
+        "websiteUrl": base + "/",
+        "remotes": [{
+            "type": "streamable-http", "url": f"{base}/mcp", "supportedProtocolVersions": MCP_PROTOCOL_VERSIONS,
+            "authentication": {"required": False, "schemes": []},
+        }],
+        "capabilities": {"tools": {"listChanged": False}, "resources": {"subscribe": False, "listChanged": False},
+                         "prompts": {"listChanged": False}},
+        "tools": dump(tools),
+        "resources": dump(resources),
+        "resourceTemplates": dump(templates),
+        "prompts": dump(prompts),
+    }
+
+
+def api_catalog(base: str) -> dict[str, Any]:
+    """RFC 9727 linkset: where the API's description, documentation, status and MCP endpoint are."""
+    return {"linkset": [
+        {
+            "anchor": f"{base}/api/",
+            "service-desc": [{"href": f"{base}/openapi.json", "type": "application/vnd.oai.openapi+json;version=3.1"}],
+            "service-doc": [{"href": f"{base}/docs", "type": "text/html"}],
+            "status": [{"href": f"{base}/api/status", "type": "application/json"}],
+        },
+        {
+            "anchor": f"{base}/mcp",
+            "service-desc": [{"href": f"{base}/.well-known/mcp/server-card.json", "type": "application/json"}],
+            "service-doc": [{"href": f"{base}/docs#mcpInvoke", "type": "text/html"}],
+            "status": [{"href": f"{base}/api/status", "type": "application/json"}],
+        },
+    ]}
+
+
+def protected_resource(kb: KnowledgeBase) -> dict[str, Any]:
+    """RFC 9728 metadata for a resource that needs no token: no authorization servers, no bearer methods."""
+    base = kb.site.base_url
+    return {"resource": base + "/", "resource_name": kb.site.name, "resource_documentation": f"{base}/docs",
+            "bearer_methods_supported": [], "resource_policy_uri": kb.site.license["url"]}
+
+
+def robots_txt(base: str) -> str:
+    return f"User-agent: *\nAllow: /\n\nSitemap: {base}/llms.txt\n"
+
+
+def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
+    """Write the OpenAPI document, its HTML rendering and every discovery document."""
+    base = kb.site.base_url
+    document = openapi_document(kb)
+    writer.add_file("/openapi.json", "openapi.json", _json(document), JSON)
+    docs = environment().get_template("docs.html").render(site=kb.site, api=document,
+                                                          schemas=document["components"]["schemas"])
+    writer.add_file("/docs", "docs/index.html", docs.encode(), HTML)
+
+    catalog_link = f'<{base}/.well-known/api-catalog>; rel="api-catalog"'
+    writer.add_file("/.well-known/api-catalog", ".well-known/api-catalog", _json(api_catalog(base)), LINKSET,
+                    headers={"Link": catalog_link})
+    writer.add_file("/.well-known/oauth-protected-resource", ".well-known/oauth-protected-resource",
+                    _json(protected_resource(kb)), JSON)
+    card = _json(server_card(kb))
+    writer.add_file("/.well-known/mcp/server-card.json", ".well-known/mcp/server-card.json", card, JSON)
+    writer.add_file("/mcp/server-card", "mcp/server-card.json", card, JSON)
+    jwks = {"keys": [key for bot in kb.bots for key in bot["keys"]]}
+    writer.add_file("/.well-known/http-message-signatures-directory",
+                    ".well-known/http-message-signatures-directory", _json(jwks), SIGNATURES_DIRECTORY)
+    writer.add_file("/llms.txt", "llms.txt", llms_txt(kb).encode(), TEXT.replace("plain", "markdown"))
+    writer.add_file("/llms-full.txt", "llms-full.txt", corpus_markdown(kb).encode(), TEXT.replace("plain", "markdown"))
+    writer.add_file("/robots.txt", "robots.txt", robots_txt(base).encode(), TEXT)

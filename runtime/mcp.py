@@ -1,0 +1,198 @@
+"""`POST /mcp`: the Model Context Protocol server (Streamable HTTP), on the official `mcp` SDK.
+
+Stateless with JSON responses, so every request stands alone and protocol negotiation is the
+SDK's (2025-03-26 … 2026-07-28). Tools, resources and the prompt read the runtime's loaded dist
+at call time, so a reload is picked up at once. Tool results carry `structuredContent` that
+validates against the same JSON Schemas as the REST API, and the same JSON as text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+from urllib.parse import urlsplit
+
+import orjson
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.prompts.base import UserMessage
+from mcp.server.mcpserver.tools.base import Tool
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+from starlette.routing import BaseRoute
+
+from petgen.content import closest
+from petgen.discovery import reverse_dns
+from petgen.schemas import DEFS
+from petgen.text import slugify
+from runtime.dist import Dist
+from runtime.names import BadRequest, ListQuery, list_page
+from runtime.search import BadSearch, search_results
+
+INSTRUCTIONS = """\
+This is the Kosenamen API: a curated, German-language knowledge base of pet names (Kosenamen such
+as Schatz, Bärchen, Spatzl) with meaning, origin, usage, examples, variants and FAQs for each.
+Use `search` to find names for a word or idea (German or English), `list_names` to browse by
+category and mood, `list_categories` for the vocabularies, and `get_name` for a full entry.
+Everything is licensed CC BY 4.0: when you quote or use an entry, attribute it as
+"Kosenamen API" and link the entry's `url`.
+"""
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+
+
+def output_schema(name: str) -> dict[str, Any]:
+    """A resource schema from petgen.schemas as a standalone object schema for `outputSchema`."""
+    return {**DEFS[name], "$defs": DEFS}
+
+
+def _result(data: Any) -> CallToolResult:
+    """The same JSON as structured content and as text."""
+    return CallToolResult(content=[TextContent(type="text", text=orjson.dumps(data).decode())],
+                          structured_content=data)
+
+
+def _file_json(dist: Dist, route: str) -> Any:
+    return orjson.loads(dist.routes[route].body)
+
+
+def _unknown_slug(dist: Dist, slug: str) -> ToolError:
+    near = closest(slugify(slug) or slug, dist.slugs)
+    hint = f" Did you mean '{near}'?" if near else ""
+    return ToolError(f"No name with the slug '{slug}'.{hint} Call `search` with the word you are looking for, "
+                     "or `list_names` to browse; slugs are lowercase with ä→ae, ö→oe, ü→ue, ß→ss.")
+
+
+def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> MCPServer:
+    """The MCP server with its tools, resources and prompt."""
+
+    def list_names(
+        category: Annotated[str | None, Field(description="Category slug, e.g. 'tiere' (see list_categories).")] = None,
+        mood: Annotated[str | None, Field(description="Mood slug, e.g. 'kuschelig' (see list_categories).")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Page size, 1 to 200.")] = 50,
+        offset: Annotated[int, Field(ge=0, description="How many names to skip.")] = 0,
+    ) -> CallToolResult:
+        d = dist()
+        for kind, value, known in (("category", category, d.categories), ("mood", mood, d.moods)):
+            if value is not None and value not in known:
+                match = closest(value, known)
+                raise ToolError(f"Unknown {kind} '{value}'." + (f" Did you mean '{match}'?" if match else "") +
+                                f" Valid values: {', '.join(known)}.")
+        try:
+            page = list_page(ListQuery(category, mood, limit, offset), d)
+        except BadRequest as exc:  # pragma: no cover - bounds are checked by the input schema
+            raise ToolError(f"{exc.message} {exc.hint or ''}") from None
+        body = page if isinstance(page, bytes) else page.body
+        return _result(orjson.loads(body))
+
+    def get_name(slug: Annotated[str, Field(description="The entry's slug, e.g. 'baerchen'.")]) -> CallToolResult:
+        d = dist()
+        route = f"/api/names/{slug}"
+        if route not in d.routes:
+            canonical = slugify(slug)
+            if f"/api/names/{canonical}" not in d.routes:
+                raise _unknown_slug(d, slug)
+            route = f"/api/names/{canonical}"
+        return _result(_file_json(d, route))
+
+    def list_categories() -> CallToolResult:
+        return _result(_file_json(dist(), "/api/categories"))
+
+    def search(
+        query: Annotated[str, Field(description="Words or a name to search for, German or English, 2+ characters.")],
+        limit: Annotated[int, Field(ge=1, le=50, description="How many results, 1 to 50.")] = 10,
+    ) -> CallToolResult:
+        q = " ".join(query.split())
+        if len(q) < 2:
+            raise ToolError("The query must have at least 2 characters, e.g. 'maus' or 'little bear'.")
+        try:
+            return _result(search_results(q, limit, dist()))
+        except BadSearch as exc:  # pragma: no cover - validated above
+            raise ToolError(f"{exc.message} {exc.hint}") from None
+
+    tools = []
+    for fn, title, description, schema in (
+        (list_names, "List pet names",
+         "List German pet names alphabetically, optionally filtered by category and/or mood, with paging "
+         "(nextUrl, total). Use list_categories to see valid category and mood slugs.", "NameList"),
+        (get_name, "Get a pet name",
+         "Get the full entry for one pet name by slug: meaning, origin, usage, four examples, variants, "
+         "categories, moods, keywords, FAQ, url of its page and license.", "Name"),
+        (list_categories, "List categories and moods",
+         "List all categories (slug, title, emoji, description, typical moods, number of names) and the "
+         "mood vocabulary.", "CategoryList"),
+        (search, "Search pet names",
+         "Search the knowledge base by word, name or English gloss (typo-tolerant, umlaut-insensitive, "
+         "prefix and compound aware). Results are ranked with a score; total counts all matches.",
+         "SearchResults"),
+    ):
+        tool = Tool.from_function(fn, title=title, description=description, annotations=READ_ONLY)
+        tool.fn_metadata.output_schema = output_schema(schema)
+        tools.append(tool)
+
+    server: MCPServer = MCPServer(reverse_dns(base_url), title="Kosenamen API", version=version,
+                                  instructions=INSTRUCTIONS, website_url=base_url + "/", tools=tools)
+
+    @server.resource("petname://names", name="names", title="All pet names",
+                     description="Every entry as a summary (slug, title, meaning, categories, moods, url).",
+                     mime_type="application/json")
+    def names_resource() -> str:
+        d = dist()
+        return orjson.dumps({"items": d.items, "total": len(d.items), "license": dict(d.site.license)}).decode()
+
+    @server.resource("petname://categories", name="categories", title="Categories and moods",
+                     description="The category and mood vocabularies with counts.", mime_type="application/json")
+    def categories_resource() -> str:
+        return dist().routes["/api/categories"].body.decode()
+
+    @server.resource("petname://corpus", name="corpus", title="The full corpus",
+                     description="Every entry as one Markdown document (the same text as /llms-full.txt).",
+                     mime_type="text/markdown")
+    def corpus_resource() -> str:
+        return dist().routes["/llms-full.txt"].body.decode()
+
+    @server.resource("petname://names/{slug}", name="name", title="One pet name",
+                     description="The full entry for a slug, as JSON.", mime_type="application/json")
+    def name_resource(slug: str) -> str:
+        d = dist()
+        file = d.routes.get(f"/api/names/{slug}")
+        if file is None:
+            raise ResourceError(str(_unknown_slug(d, slug)))
+        return file.body.decode()
+
+    @server.prompt(name="find_petname", title="Find a pet name",
+                   description="Find fitting German pet names for someone, with meaning and attribution.")
+    def find_petname(
+        recipient: Annotated[str, Field(description="Who the name is for, e.g. 'my girlfriend', 'unser Baby'.")],
+        mood: Annotated[str, Field(description="The mood wanted, e.g. 'verspielt', 'romantic'.")] = "",
+        language: Annotated[str, Field(description="Language of the answer: 'de' or 'en'.")] = "de",
+    ) -> list[UserMessage]:
+        wanted = f" The mood wanted: {mood}." if mood else ""
+        answer_in = "German" if language.lower().startswith("de") else "English"
+        return [UserMessage(
+            f"Find three to five German pet names (Kosenamen) for {recipient}.{wanted}\n"
+            "Use the Kosenamen API tools: `search` (German or English words), `list_names` with `category` "
+            "and `mood` (see `list_categories` for the slugs), and `get_name` for each name you suggest. "
+            "For every suggestion give the name, its meaning, one example sentence from the entry and a "
+            "short note on when it fits or could sound wrong, taken from the entry's usage text.\n"
+            f"Answer in {answer_in}. Cite each entry's `url`, and end with the attribution "
+            "\"Quelle: Kosenamen API, CC BY 4.0\" (https://creativecommons.org/licenses/by/4.0/)."
+        )]
+
+    return server
+
+
+def mcp_routes(server: MCPServer, base_url: str) -> list[BaseRoute]:
+    """The SDK's Streamable HTTP endpoint at /mcp: stateless, JSON, Host/Origin checked for base_url."""
+    public = urlsplit(base_url)
+    host = public.netloc
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[host, public.hostname or host, "127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1",
+                       "localhost"],
+        allowed_origins=[f"{public.scheme}://{host}", "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+    )
+    app = server.streamable_http_app(streamable_http_path="/mcp", json_response=True, stateless_http=True,
+                                     transport_security=security)
+    return list(app.routes)
