@@ -17,7 +17,7 @@ slug counts. recall@5 is the share of queries with an acceptable slug in the top
 mean of 1/rank over the top 10 (0 when none is there). The queries were written from the entries
 in content/names/ (titles, variants, keywords, meanings), not from what any system returns.
 `--failures` lists every query a system misses in its top 5 and every query where FTS5 ranks an
-acceptable answer higher than /api/search, with the top results of all three.
+acceptable answer higher than /api/search or /ask, with the top results of all three.
 """
 
 from __future__ import annotations
@@ -329,7 +329,7 @@ def short(slugs: list[str], expected: set[str], n: int = 5) -> str:
 
 
 def print_failures(names: list[str], outcomes: list[Outcome]) -> None:
-    """Misses in the top 5 per system, and queries where FTS5 ranks better than /api/search."""
+    """Misses in the top 5 per system, and queries where FTS5 ranks better than /api/search or /ask."""
     print(f"\nFailures (no acceptable entry in the top {RECALL_AT}); acceptable slugs are marked *like this*")
     for name in ("search", "ask"):
         missed = [o for o in outcomes if not o.found(name)]
@@ -338,11 +338,12 @@ def print_failures(names: list[str], outcomes: list[Outcome]) -> None:
             print(f"  [{o.cls}] {o.query!r}  expected {sorted(o.expected)}")
             for system in names:
                 print(f"      {system:<7} rank {o.rank(system) or '-':>2}: {short(o.returned[system], o.expected)}")
-    worse = [o for o in outcomes if o.reciprocal("fts5") > o.reciprocal("search")]
-    print(f"\nQueries where fts5 ranks an acceptable entry higher than search: {len(worse)}")
-    for o in worse:
-        print(f"  [{o.cls}] {o.query!r}: search rank {o.rank('search') or '-'}, fts5 rank {o.rank('fts5')}; "
-              f"search: {short(o.returned['search'], o.expected)}")
+    for name in ("search", "ask"):
+        worse = [o for o in outcomes if o.reciprocal("fts5") > o.reciprocal(name)]
+        print(f"\nQueries where fts5 ranks an acceptable entry higher than {name}: {len(worse)}")
+        for o in worse:
+            print(f"  [{o.cls}] {o.query!r}: {name} rank {o.rank(name) or '-'}, fts5 rank {o.rank('fts5')}; "
+                  f"{name}: {short(o.returned[name], o.expected)}")
 
 
 def print_per_query(names: list[str], outcomes: list[Outcome]) -> None:

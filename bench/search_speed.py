@@ -207,12 +207,13 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
     parser.add_argument("--rounds", type=int, default=3, help="alternating wrk rounds per server")
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--slowest", type=int, default=10, help="how many of the slowest queries to list")
     parser.add_argument("--no-http", action="store_true", help="skip the wrk runs")
     args = parser.parse_args()
     if not args.no_http and not shutil.which("wrk"):
         sys.exit("wrk not found: apt-get install wrk")
     queries = [q for _, q, _ in QUERIES]
-    latency_rows, load_rows, class_rows, http_rows = [], [], [], []
+    latency_rows, load_rows, class_rows, slow_rows, http_rows = [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         corpus = write_corpus(root / "c", args.count, taxonomy_from=REPO / "content")
@@ -235,6 +236,9 @@ def main() -> None:
                         own = [i for i, (c, _, _) in enumerate(QUERIES) if c == cls]
                         picked = [samples[r * len(queries) + i] for r in range(reps) for i in own]
                         class_rows.append((cls, statistics.median(picked), percentile(picked, 99)))
+                    for i, q in enumerate(queries):
+                        own = [samples[r * len(queries) + i] for r in range(reps)]
+                        slow_rows.append((statistics.median(own), max(own), len(dist.search.search(q)), q))
             full, index = load_times(work / "dist", args.loads)
             load_rows.append((size, full, index))
             if not args.no_http:
@@ -249,6 +253,10 @@ def main() -> None:
     print(f"{'class':<11} {'p50':>8} {'p99':>8}")
     for cls, p50, p99 in class_rows:
         print(f"{cls:<11} {p50:>8.3f} {p99:>8.3f}")
+    print(f"\nslowest queries at {latency_rows[-1][0]} entries (ms per call, matching entries)")
+    print(f"{'p50':>8} {'max':>8} {'hits':>6}  query")
+    for p50, worst, hits, q in sorted(slow_rows, reverse=True)[:args.slowest]:
+        print(f"{p50:>8.3f} {worst:>8.2f} {hits:>6}  {q}")
     print(f"\nLoad time at start, median of {args.loads} (s)")
     print(f"{'entries':>8} {'Dist.load':>10} {'search index':>13}")
     for size, full, index in load_rows:

@@ -27,7 +27,7 @@ def _schema_ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
 
-def _components_schemas() -> dict[str, Any]:
+def _components_schemas(site_id: str) -> dict[str, Any]:
     """The JSON Schemas with their `$defs` references rewritten to OpenAPI components."""
     def rewrite(node: Any) -> Any:
         if isinstance(node, dict):
@@ -42,23 +42,39 @@ def _components_schemas() -> dict[str, Any]:
         "description": "A question: the flat shape, or the NLWeb 0.54 nested shape.",
         "oneOf": [
             {"type": "object", "title": "Flat", "required": ["query"], "properties": {
-                "query": {"type": "string", "minLength": 2, "maxLength": 500},
-                "site": {"type": "string", "description": "Must be this service's site identifier."},
+                "query": {"type": "string", "minLength": 2, "maxLength": 500, "pattern": r"\S.*\S"},
+                "site": {"const": site_id, "description": "This service's site identifier (optional)."},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
                 "streaming": {"type": "boolean"}}},
             {"type": "object", "title": "NLWeb 0.54", "required": ["query"], "properties": {
                 "query": {"type": "object", "required": ["text"], "properties": {
-                    "text": {"type": "string", "minLength": 2, "maxLength": 500}, "site": {"type": "string"}}},
+                    "text": {"type": "string", "minLength": 2, "maxLength": 500, "pattern": r"\S.*\S"},
+                    "site": {"const": site_id}}},
                 "prefer": {"type": "object", "properties": {"streaming": {"type": "boolean"}}},
                 "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
                 "meta": {"type": "object"}}},
         ],
     }
+    safe = 2 ** 53 - 1  # JSON numbers beyond this lose precision in JavaScript clients
+    identifier = {"oneOf": [{"type": "string"}, {"type": "integer", "minimum": -safe, "maximum": safe}]}
     schemas["JsonRpcMessage"] = {
-        "type": "object", "description": "A JSON-RPC 2.0 request, notification or response (MCP).",
-        "required": ["jsonrpc"], "properties": {
-            "jsonrpc": {"const": "2.0"}, "id": {"type": ["string", "integer"]}, "method": {"type": "string"},
-            "params": {"type": "object"}, "result": {"type": "object"}, "error": {"type": "object"}},
+        "description": "A JSON-RPC 2.0 request or notification (MCP).",
+        "oneOf": [
+            {"type": "object", "title": "Request", "required": ["jsonrpc", "id", "method"], "properties": {
+                "jsonrpc": {"const": "2.0"}, "id": identifier, "method": {"type": "string", "description": "unknown methods get a JSON-RPC error"},
+                "params": {"type": ["object", "null"]}}},
+            {"type": "object", "title": "Notification", "required": ["jsonrpc", "method"],
+             "not": {"required": ["id"]}, "properties": {
+                "jsonrpc": {"const": "2.0"}, "method": {"type": "string", "description": "e.g. notifications/initialized"},
+                "params": {"type": ["object", "null"], "description": "ignored for notifications"}}},
+        ],
+    }
+    schemas["JsonRpcResponse"] = {
+        "type": "object", "description": "A JSON-RPC 2.0 response: `result`, or `error` with code and message.",
+        "required": ["jsonrpc", "id"], "properties": {
+            "jsonrpc": {"const": "2.0"}, "id": {"type": ["string", "integer", "null"]}, "result": {"type": "object"},
+            "error": {"type": "object", "required": ["code", "message"], "properties": {
+                "code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}}},
     }
     return schemas
 
@@ -135,7 +151,8 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
                 _param("mood", "query", {"type": "string", "enum": mood_slugs}, "Mood slug."),
                 _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 200, "default": 200},
                        "Page size."),
-                _param("offset", "query", {"type": "integer", "minimum": 0, "default": 0}, "Items to skip."),
+                _param("offset", "query", {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0},
+                       "Items to skip."),
             ],
             "responses": _responses({"description": "A page of names.", "content": _json("NameList", {
                 "items": [example_summary] if example_summary else [], "total": len(kb.entries), "limit": 200,
@@ -183,9 +200,13 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
                 "schema": _schema_ref("AskRequest"), "example": {"query": "Was bedeutet Spatzl?", "limit": 3}}}},
             "responses": {**_responses({"description": "The answer.", "content": {
                 **_json("AskResponse"),
-                "text/event-stream": {"schema": {"type": "string", "description": (
-                    "event: start / data: the _meta object; event: result / data: one result item (repeated); "
-                    "event: complete / data: {result_count, elapsed_ms}")}}}}, 400, 413, 415, cached=False)},
+                "text/event-stream": {"schema": {
+                    "type": "object", "required": ["event", "data"],
+                    "description": "Server-Sent Events: `start` (data: the _meta object), one `result` per item "
+                                   "(data: a result item), then `complete` (data: result_count, elapsed_ms).",
+                    "properties": {"event": {"enum": ["start", "result", "complete"]},
+                                   "data": {"type": "string", "contentMediaType": "application/json"}}}}}},
+                400, 405, 413, 415, cached=False)},
         }},
         "/mcp": {"post": {
             "operationId": "mcpInvoke", "tags": ["mcp"], "summary": "Model Context Protocol (Streamable HTTP)",
@@ -196,10 +217,16 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
                 "example": {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}}}},
             "responses": {
                 "200": {"description": "The JSON-RPC response.", "headers": _headers(RATE_HEADERS),
-                        "content": _json("JsonRpcMessage")},
+                        "content": _json("JsonRpcResponse")},
                 "202": {"description": "A notification or response was accepted.", "headers": _headers(RATE_HEADERS)},
-                "400": {"description": "Not a valid MCP message or protocol version.",
-                        "headers": _headers(RATE_HEADERS), "content": _json("JsonRpcMessage")},
+                "400": {"description": "Not a valid MCP message, content type or protocol version.",
+                        "headers": _headers(RATE_HEADERS), "content": _json("JsonRpcResponse")},
+                "403": {"description": "The Origin header names a site that may not call this server.",
+                        "content": {"text/plain": {"schema": {"type": "string"}}}},
+                "406": {"description": "The Accept header does not include application/json.",
+                        "headers": _headers(RATE_HEADERS), "content": _json("JsonRpcResponse")},
+                "421": {"description": "The Host header is not this server's (DNS rebinding protection).",
+                        "content": {"text/plain": {"schema": {"type": "string"}}}},
                 "413": _error("Request body too large."),
                 "429": _responses({})["429"], "500": _error("Internal error (logged on the server)."),
             },
@@ -222,7 +249,7 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
         "tags": [{"name": t} for t in ("names", "categories", "search", "ask", "mcp", "status")],
         "paths": paths,
         "components": {
-            "schemas": _components_schemas(),
+            "schemas": _components_schemas(site.site),
             "headers": {name: {"description": text, "schema": schema}
                         for name, (text, schema) in {**RATE_HEADERS, **CACHE_HEADERS}.items()},
         },

@@ -32,7 +32,7 @@ log = logging.getLogger("petgen.runtime")
 HTML = "text/html; charset=utf-8"
 FAST_METHODS = frozenset({"GET", "HEAD"})
 DYNAMIC_PATHS = frozenset({"/api/names", "/api/status"})  # their query string or the clock matters
-ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
+ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 
 
 class Runtime:
@@ -91,8 +91,8 @@ def build_starlette(runtime: Runtime) -> Starlette:
         response.headers["cache-control"] = "no-store"
         return response
 
-    async def ask_get(request: Request) -> Response:
-        return error_response(405, "Method GET is not allowed on /ask.",
+    async def ask_other(request: Request) -> Response:
+        return error_response(405, f"Method {request.method} is not allowed on /ask.",
                               'POST a JSON body such as {"query": "Was bedeutet Spatzl?"}', headers={"allow": "POST"})
 
     async def status(request: Request) -> Response:
@@ -139,6 +139,9 @@ def build_starlette(runtime: Runtime) -> Starlette:
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        if exc.status_code == 405:
+            return error_response(405, f"Method {request.method} is not allowed on {request.url.path}.",
+                                  f"allowed: {(exc.headers or {}).get('Allow', 'GET')}", headers=exc.headers)
         if not request.url.path.startswith("/api/"):
             return Response(dist().not_found_html, status_code=exc.status_code, media_type=HTML)
         return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
@@ -154,7 +157,7 @@ def build_starlette(runtime: Runtime) -> Starlette:
         Route("/api/categories/{slug}", category, methods=["GET", "HEAD"]),
         Route("/api/{rest:path}", api_fallback, methods=ALL_METHODS),
         Route("/ask", ask, methods=["POST"]),
-        Route("/ask", ask_get, methods=["GET", "HEAD", "PUT", "PATCH", "DELETE"]),
+        Route("/ask", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),
         Route("/names/{slug}", page, methods=["GET", "HEAD"]),
         Route("/names/{slug}/", page, methods=["GET", "HEAD"]),
         Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),

@@ -9,6 +9,7 @@ with X first.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import AsyncIterator
@@ -94,13 +95,20 @@ def parse_ask_request(body: bytes, headers: dict[str, str], site: str) -> AskReq
     if not isinstance(data, dict):
         raise BadAsk("The body must be a JSON object.", 'send {"query": "…"}')
     query, requested_site, streaming = data.get("query"), data.get("site"), False
+    for holder in (data, query if isinstance(query, dict) else {}):
+        if "site" in holder and not isinstance(holder["site"], str):
+            raise BadAsk("'site' must be text.", f"leave 'site' out or send \"{site}\"")
     if isinstance(query, dict):  # NLWeb 0.54 nested shape
         requested_site = query.get("site", requested_site)
         query = query.get("text")
-    prefer = data.get("prefer")
-    if isinstance(prefer, dict):
-        streaming = _truthy(prefer.get("streaming"))
-    streaming = streaming or _truthy(data.get("streaming")) or wants_streaming(headers)
+    for key in ("meta", "prefer"):
+        if key in data and not isinstance(data[key], dict):
+            raise BadAsk(f"'{key}' must be a JSON object.", f'send "{key}": {{…}} or leave it out')
+    prefer = data.get("prefer") or {}
+    for where, flags in (("streaming", data), ("prefer.streaming", prefer)):
+        if "streaming" in flags and not isinstance(flags["streaming"], bool):
+            raise BadAsk(f"'{where}' must be true or false.", f'send "{where.split(".")[-1]}": true')
+    streaming = prefer.get("streaming") is True or data.get("streaming") is True or wants_streaming(headers)
     if not isinstance(query, str):
         raise BadAsk("'query' is required: a question as text (or {\"text\": …} in the NLWeb shape).",
                      'send {"query": "Wie kann ich meinen Freund liebevoll nennen?"}')
@@ -113,8 +121,11 @@ def parse_ask_request(body: bytes, headers: dict[str, str], site: str) -> AskReq
         raise BadAsk(f"Unknown site '{requested_site}'.", f"this service answers for site '{site}'; "
                      "leave 'site' out or send that value")
     limit = data.get("limit", DEFAULT_LIMIT)
+    if isinstance(limit, float) and limit.is_integer():  # JSON Schema counts 12.0 as an integer
+        limit = int(limit)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise BadAsk(f"'limit' must be a whole number from 1 to {MAX_LIMIT}, not {orjson.dumps(limit).decode()}.",
+        shown = json.dumps(limit, ensure_ascii=False)  # stdlib: any value, even integers beyond 64 bits
+        raise BadAsk(f"'limit' must be a whole number from 1 to {MAX_LIMIT}, not {shown[:40]}.",
                      f"for example \"limit\": {DEFAULT_LIMIT}")
     return AskRequest(query=query, site=site, limit=limit, streaming=streaming)
 

@@ -20,7 +20,9 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
-from starlette.routing import BaseRoute
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
 
 from petgen.content import closest
 from petgen.discovery import reverse_dns
@@ -132,7 +134,8 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> MCPSe
         tools.append(tool)
 
     server: MCPServer = MCPServer(reverse_dns(base_url), title="Kosenamen API", version=version,
-                                  instructions=INSTRUCTIONS, website_url=base_url + "/", tools=tools)
+                                  instructions=INSTRUCTIONS, website_url=base_url + "/", tools=tools,
+                                  log_level="WARNING")
 
     @server.resource("petname://names", name="names", title="All pet names",
                      description="Every entry as a summary (slug, title, meaning, categories, moods, url).",
@@ -195,4 +198,76 @@ def mcp_routes(server: MCPServer, base_url: str) -> list[BaseRoute]:
     )
     app = server.streamable_http_app(streamable_http_path="/mcp", json_response=True, stateless_http=True,
                                      transport_security=security)
-    return list(app.routes)
+    # Stateless: no server-initiated stream to GET and no session to DELETE. The spec allows 405 for
+    # both; without this a GET would hold an SSE stream open that never carries anything.
+    refuse = Route("/mcp", _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS", "TRACE"])
+    routes: list[BaseRoute] = [refuse]
+    for route in app.routes:
+        if isinstance(route, Route) and route.path == "/mcp":
+            route = Route("/mcp", JsonOnly(route.app), methods=["POST"])
+        routes.append(route)
+    return routes
+
+
+def _rpc_error(status: int, code: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+SAFE_INTEGER = 2 ** 53 - 1  # the largest id a JavaScript client can hold exactly (documented in the OpenAPI)
+
+
+def _valid_id(message: dict[str, Any]) -> bool:
+    """Requests need a string or number id (MCP forbids null); error responses may carry null."""
+    value = message["id"]
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float) and value.is_integer():  # JSON Schema counts 808.0 as an integer
+        value = int(value)
+    if isinstance(value, int):
+        return abs(value) <= SAFE_INTEGER
+    return isinstance(value, str) or (value is None and "method" not in message)
+
+
+class JsonOnly:
+    """Checks the SDK leaves to chance, answered as JSON-RPC errors: the body must be JSON, and a request's
+    `id` a string or number (the SDK would take `"id": {}` or `"id": null` for a notification)."""
+
+    def __init__(self, app: Callable[..., Any]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        content_type = dict(scope["headers"]).get(b"content-type", b"").split(b";")[0].strip().lower()
+        if content_type != b"application/json":
+            response = _rpc_error(400, -32600, "Content-Type must be application/json: send JSON-RPC messages.")
+            await response(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:  # the body size is already bounded by the runtime's GuardMiddleware
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            data = None  # the SDK answers parse errors itself (-32700)
+        messages = data if isinstance(data, list) else [data]
+        if any(isinstance(m, dict) and "id" in m and not _valid_id(m) for m in messages):
+            await _rpc_error(400, -32600, "Invalid Request: 'id' must be a string or an integer within ±(2^53−1) "
+                             "(MCP forbids null in requests).")(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+async def _method_not_allowed(request: Request) -> Response:
+    return _rpc_error(405, -32600, f"{request.method} is not supported: this MCP server is stateless and answers "
+                      "JSON-RPC messages sent with POST to /mcp.", headers={"allow": "POST"})

@@ -19,6 +19,7 @@ from runtime.dist import Dist, StaticFile
 from runtime.errors import error_response
 
 LIST_PARAMS = ("category", "mood", "limit", "offset")
+MAX_OFFSET = 1_000_000_000  # far past any list; keeps numbers within JSON's safe integer range
 
 
 class BadRequest(Exception):
@@ -40,16 +41,15 @@ class ListQuery:
         return list_route(self.category, self.mood, self.limit, self.offset)
 
 
-def _int_param(name: str, raw: str, low: int, high: int | None) -> int:
-    bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+def _int_param(name: str, raw: str, low: int, high: int) -> int:
+    bounds = f"from {low} to {high}"
     try:
         value = int(raw)
     except ValueError:
         raise BadRequest(f"'{name}' must be a whole number {bounds}, not '{raw}'.",
                          f"for example {name}={low if name == 'offset' else 20}") from None
     if value < low or (high is not None and value > high):
-        raise BadRequest(f"'{name}' must be {bounds}, not {value}.",
-                         f"use {name}={max(low, min(value, high if high is not None else value))}")
+        raise BadRequest(f"'{name}' must be {bounds}, not {value}.", f"use {name}={max(low, min(value, high))}")
     return value
 
 
@@ -72,7 +72,7 @@ def parse_list_query(query_string: str, dist: Dist) -> ListQuery:
         raise BadRequest(f"Unknown mood '{seen['mood']}'.", _vocabulary_hint(seen["mood"], dist.moods,
                          "/api/categories"))
     limit = _int_param("limit", seen["limit"], 1, MAX_LIMIT) if "limit" in seen else DEFAULT_LIMIT
-    offset = _int_param("offset", seen["offset"], 0, None) if "offset" in seen else 0
+    offset = _int_param("offset", seen["offset"], 0, MAX_OFFSET) if "offset" in seen else 0
     return ListQuery(category, mood, limit, offset)
 
 

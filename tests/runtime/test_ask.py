@@ -122,6 +122,11 @@ def test_nested_nlweb_shape(kb: TestClient) -> None:
     ({"query": "Maus", "limit": 21}, 400, "'limit' must be a whole number from 1 to 20, not 21."),
     ({"query": "Maus", "limit": "5"}, 400, "'limit' must be a whole number from 1 to 20, not \"5\"."),
     (["Maus"], 400, "The body must be a JSON object."),
+    ({"query": "Maus", "limit": -2050040759243980406784}, 400,
+     "'limit' must be a whole number from 1 to 20, not -2050040759243980406784."),
+    ({"query": "Maus", "meta": [None]}, 400, "'meta' must be a JSON object."),
+    ({"query": {"text": "Maus", "site": None}}, 400, "'site' must be text."),
+    ({"query": "Maus", "prefer": {"streaming": None}}, 400, "'prefer.streaming' must be true or false."),
 ])
 def test_bad_requests(kb: TestClient, body: object, status: int, message: str) -> None:
     response = kb.post("/ask", json=body)

@@ -86,7 +86,9 @@ def test_offset_past_the_end_is_an_empty_page(client: TestClient) -> None:
 @pytest.mark.parametrize("query, message, hint", [
     ("limit=0", "'limit' must be from 1 to 200, not 0.", "use limit=1"),
     ("limit=201", "'limit' must be from 1 to 200, not 201.", "use limit=200"),
-    ("offset=-1", "'offset' must be of at least 0, not -1.", "use offset=0"),
+    ("offset=-1", "'offset' must be from 0 to 1000000000, not -1.", "use offset=0"),
+    ("offset=866219140827111926001448255488", "'offset' must be from 0 to 1000000000, not "
+     "866219140827111926001448255488.", "use offset=1000000000"),
     ("limit=abc", "'limit' must be a whole number from 1 to 200, not 'abc'.", "for example limit=20"),
     ("limit=", "'limit' must be a whole number from 1 to 200, not ''.", "for example limit=20"),
     ("category=tierchen", "Unknown category 'tierchen'.", "did you mean 'tiere'?"),
