@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,15 +35,20 @@ class BuildResult:
                 f"({self.seconds:.2f} s{f', {warnings} warnings' if warnings else ''})")
 
 
-def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, strict: bool = False) -> BuildResult:
-    """Load, validate, emit everything into a fresh directory, then swap it in for `out_dir`."""
+def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, strict: bool = False,
+          progress: Callable[[int], None] | None = None) -> BuildResult:
+    """Load, validate, emit everything into a fresh directory, then swap it in for `out_dir`.
+
+    `progress`, if given, is called with counts of entries done: once while loading, once while writing.
+    """
     started = time.perf_counter()
-    kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict)
+    kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress)
     tmp = new_build_dir(out_dir)
     try:
         writer = DistWriter(tmp)
-        emit_entries(kb, writer, meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
-                                                    emit_site(kb, writer), emit_openapi_and_discovery(kb, writer)))
+        emit_entries(kb, writer, progress=progress,
+                     meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
+                                        emit_site(kb, writer), emit_openapi_and_discovery(kb, writer)))
         emit_manifest(kb, writer)
         swap_in(tmp, out_dir)
     except BaseException:

@@ -11,6 +11,7 @@ import click
 from petgen import __version__
 from petgen.problems import ContentError
 
+PROGRESS_FROM = 1000  # entries; smaller builds take under a second
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 CONTENT = click.option("--content", "content_dir", type=click.Path(path_type=Path), default=Path("content"),
                        show_default=True, help="Content directory (site.yml, categories.yml, moods.yml, names/).")
@@ -55,12 +56,21 @@ def check(content_dir: Path, strict: bool) -> None:
 def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool) -> None:
     """Compile the content into dist/: JSON API, pages, manifest, CDN rules."""
     from petgen.build import build as run_build
+    from petgen.content import entry_files
 
+    count = len(entry_files(content_dir)) if content_dir.is_dir() else 0
+    bar = None
+    if count >= PROGRESS_FROM and click.get_text_stream("stderr").isatty():
+        bar = click.progressbar(length=2 * count, label="Building", file=click.get_text_stream("stderr"))
     try:
-        result = run_build(content_dir, out_dir, base_url=base_url, strict=strict)
+        result = run_build(content_dir, out_dir, base_url=base_url, strict=strict,
+                           progress=bar.update if bar else None)
     except ContentError as exc:
         _print_problems(exc)
         raise
+    finally:
+        if bar:
+            bar.render_finish()
     for problem in result.kb.warnings:
         click.echo(problem.format(), err=True)
     click.echo(result.summary())

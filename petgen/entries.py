@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +21,7 @@ PARALLEL_THRESHOLD = 1000
 _shared: tuple[KnowledgeBase, Path] | None = None  # set in the parent before forking
 
 
-def _emit_range(bounds: tuple[int, int]) -> tuple[dict[str, dict[str, str]], int]:
+def _emit_range(bounds: tuple[int, int]) -> tuple[dict[str, dict[str, str]], int, int]:
     assert _shared is not None
     kb, root = _shared
     writer = DistWriter(root)
@@ -29,11 +29,11 @@ def _emit_range(bounds: tuple[int, int]) -> tuple[dict[str, dict[str, str]], int
     for entry in kb.entries[bounds[0]:bounds[1]]:
         emit_name(entry, kb.site, writer)
         pages.emit(entry, writer)
-    return writer.routes, writer.files
+    return writer.routes, writer.files, bounds[1] - bounds[0]
 
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
-                 meanwhile: Callable[[], None] | None = None) -> None:
+                 meanwhile: Callable[[], None] | None = None, progress: Callable[[int], None] | None = None) -> None:
     """Write each entry's `/api/names/{slug}` and `/names/{slug}/`.
 
     With workers, `meanwhile` (the rest of the emission) runs in this process while they work.
@@ -53,8 +53,11 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
                 futures = [pool.submit(_emit_range, (i, min(i + step, count))) for i in range(0, count, step)]
                 if meanwhile:
                     meanwhile()
+                for future in as_completed(futures):
+                    if progress:
+                        progress(future.result()[2])
                 results = [f.result() for f in futures]
     finally:
         _shared = None
-    for routes, files in results:
+    for routes, files, _ in results:
         writer.merge(routes, files)

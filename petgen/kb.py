@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,6 +18,8 @@ from petgen.lexicon import load_lexicon
 from petgen.problems import ContentError, Problem, Problems
 from petgen.text import collation_key
 from petgen.validate import check_entry_alone, validate
+
+Progress = Callable[[int], None]  # called with the number of entries just done
 
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 600
@@ -59,13 +62,18 @@ def _parse_file(path: Path) -> tuple[Entry | None, list[Problem], bytes]:
     return entry, problems, raw
 
 
-def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None) -> tuple[list[Entry], str]:
+def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
+                 progress: Progress | None = None) -> tuple[list[Entry], str]:
     """Parse every names/*.md (in parallel for large corpora); return entries and a hash of the sources."""
     files = entry_files(content_dir)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(_parse_file, files, chunksize=max(1, len(files) // (workers * 8))))
+            results = []
+            for result in pool.map(_parse_file, files, chunksize=max(1, len(files) // (workers * 8))):
+                results.append(result)
+                if progress:
+                    progress(1)
     else:
         results = [_parse_file(f) for f in files]
     digest = hashlib.blake2b(digest_size=16)
@@ -78,7 +86,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     return entries, digest.hexdigest()
 
 
-def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False) -> KnowledgeBase:
+def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
+                        progress: Progress | None = None) -> KnowledgeBase:
     """Load and validate everything; raise ContentError listing every problem, or return the knowledge base."""
     problems = Problems()
     if not content_dir.is_dir():
@@ -87,7 +96,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     site = load_site(content_dir, problems)
     moods = load_moods(content_dir, problems)
     categories = load_categories(content_dir, moods, problems)
-    entries, entries_hash = load_entries(content_dir, problems)
+    entries, entries_hash = load_entries(content_dir, problems, progress=progress)
     lexicon = load_lexicon(content_dir, categories, moods, problems)
     bots = load_bots(content_dir, problems)
     validate(entries, categories, moods, problems)
