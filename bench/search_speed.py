@@ -224,8 +224,8 @@ def main() -> None:
             dist = build_dist(content, work)
             built = time.perf_counter() - start
             size = len(dist.items)
-            print(f"built {label}: {size} entries in {built:.1f} s, search index {index_bytes(work / 'dist') / 1e6:.1f} MB",
-                  flush=True)
+            megabytes = index_bytes(work / "dist") / 1e6
+            print(f"built {label}: {size} entries in {built:.1f} s, search index {megabytes:.1f} MB", flush=True)
             for system, fn in (("search", dist.search.search), ("ask", lambda q, d=dist: answer(q, d, 10))):
                 samples = latencies(fn, queries, args.reps)
                 latency_rows.append((size, system, len(samples), statistics.median(samples),
