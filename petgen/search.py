@@ -12,13 +12,16 @@ known words it starts or ends with (`Zuckermaus` → `zucker`, `maus`).
 
 Score (documented in the README): for each query word the best match in a document counts
 `field weight × match quality`; a document's score is the sum over query words plus 100 for every
-query word it matched without a typo. So exact, prefix and compound matches always outrank typo
-matches, documents that match more query words rank higher, and ties are broken by title.
+query word it matched without a typo and 10 more for every query word it matched as a whole word
+(or its stem). So whole-word matches outrank prefix and compound matches, those outrank typo
+matches, documents that match more query words rank higher, and ties are broken by the shorter
+title, then alphabetically.
 """
 
 from __future__ import annotations
 
 import bisect
+import heapq
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -35,8 +38,10 @@ from petgen.text import collation_key, strip_accents
 INDEX_VERSION = 1
 FIELDS = ("title", "variants", "keywords", "meaning")
 WEIGHTS = {"title": 8.0, "variants": 5.0, "keywords": 3.0, "meaning": 1.0}
-QUALITY = {"exact": 1.0, "compound": 0.75, "prefix": 0.7, "typo1": 0.45, "typo2": 0.3}
-NON_TYPO_BONUS = 100.0
+QUALITY = {"exact": 1.0, "stem": 0.9, "prefix": 0.7, "compound": 0.55, "typo1": 0.45, "typo2": 0.3}
+ALTERNATIVE_STEP = 0.02  # in a word group, each later alternative counts 2 % less than the one before
+NON_TYPO_BONUS = 100.0  # per query word matched without a typo
+EXACT_BONUS = 10.0  # per query word matched as a whole word or stem (not a prefix or compound part)
 PREFIX_FANOUT = 64  # at most this many indexed words complete one prefix
 
 STOPWORDS = frozenset(
@@ -116,12 +121,13 @@ def build_index(documents: list[Document]) -> dict[str, Any]:
                     for stem in stems(word):
                         _add(stem_post, stem, doc, weight)
         doc_words.append(seen)
-    # Compound parts: known words (from titles, variants, keywords) a longer word starts or ends with.
+    # Compound parts: known words (from titles, variants, keywords) a longer word starts or ends with,
+    # and, for names (titles and variants), every tail of four letters or more (`Quatschkopf` → `kopf`).
     known = {w for w, postings in word_post.items() if len(w) >= 3 and
              any(weight > WEIGHTS["meaning"] for weight in postings.values())}
     for doc, seen in enumerate(doc_words):
         for word, weight in seen:
-            for part in compound_parts(word, known):
+            for part in compound_parts(word, known, tails=weight >= WEIGHTS["variants"]):
                 _add(part_post, part, doc, weight)
     return {
         "docs": [[d.slug, d.title, d.meaning, d.url] for d in documents],
@@ -131,12 +137,13 @@ def build_index(documents: list[Document]) -> dict[str, Any]:
     }
 
 
-def compound_parts(word: str, known: set[str]) -> list[str]:
-    """Known words of three letters or more at the start or end of a longer word."""
+def compound_parts(word: str, known: set[str], *, tails: bool = False) -> list[str]:
+    """Known words of three letters or more at the start or end of a longer word; with `tails`, also
+    every ending of four letters or more after a head of three (the last part of a compound)."""
     if len(word) < 6:
         return []
     parts = {word[:i] for i in range(3, len(word) - 2) if word[:i] in known}
-    parts |= {word[i:] for i in range(3, len(word) - 2) if word[i:] in known}
+    parts |= {word[i:] for i in range(3, len(word) - 2) if word[i:] in known or (tails and len(word) - i >= 4)}
     return sorted(parts)
 
 
@@ -175,24 +182,25 @@ class Hit:
 @dataclass
 class SearchIndex:
     docs: list[list[str]]
-    stems: dict[str, list[list[float]]]
-    words: dict[str, list[list[float]]]
-    parts: dict[str, list[list[float]]]
+    stems: dict[str, tuple[tuple[int, ...], tuple[float, ...]]]  # term -> (docs, weights)
+    words: dict[str, tuple[tuple[int, ...], tuple[float, ...]]]
+    parts: dict[str, tuple[tuple[int, ...], tuple[float, ...]]]
     vocabulary: list[str] = field(default_factory=list)
     by_initial: dict[str, list[str]] = field(default_factory=dict)
-    order: list[int] = field(default_factory=list)  # doc -> rank by title, for tie-breaking
+    order: list[int] = field(default_factory=list)  # doc -> tie-break rank: shorter title, then alphabetical
 
     @classmethod
     def from_shards(cls, docs: list[list[str]], shards: Iterable[dict[str, Any]]) -> SearchIndex:
         index = cls(docs=docs, stems={}, words={}, parts={})
         for data in shards:
-            index.stems.update(data["stems"])
-            index.words.update(data["words"])
-            index.parts.update(data["parts"])
+            for kind in ("stems", "words", "parts"):
+                target = getattr(index, kind)
+                for term, postings in data[kind].items():
+                    target[term] = (tuple(int(p[0]) for p in postings), tuple(p[1] for p in postings))
         index.vocabulary = sorted(index.words)
         for word in index.vocabulary:
             index.by_initial.setdefault(word[0], []).append(word)
-        ranked = sorted(range(len(docs)), key=lambda d: collation_key(docs[d][1]))
+        ranked = sorted(range(len(docs)), key=lambda d: (len(docs[d][1]), collation_key(docs[d][1])))
         index.order = [0] * len(docs)
         for rank, doc in enumerate(ranked):
             index.order[doc] = rank
@@ -220,20 +228,30 @@ class SearchIndex:
         matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=None)
         return [(found, int(distance)) for found, distance, _ in matches if distance > 0]
 
-    def match_word(self, word: str, *, prefix: bool = True) -> tuple[dict[int, float], set[int]]:
-        """Score every document for one query word: (doc -> best weighted quality, docs matched without typo)."""
+    def match_word(self, word: str, *, prefix: bool = True) -> tuple[dict[int, float], set[int], set[int]]:
+        """Score every document for one query word: (doc -> best weighted quality, docs matched exactly,
+        docs matched without a typo)."""
         best: dict[int, float] = {}
 
-        def take(postings: list[list[float]] | None, quality: float) -> None:
-            for doc, weight in postings or ():
+        def take(postings: tuple[tuple[int, ...], tuple[float, ...]] | None, quality: float) -> None:
+            if not postings:
+                return
+            docs, weights = postings
+            if not best:  # the common case: nothing to compare with yet
+                best.update(zip(docs, [w * quality for w in weights]))
+                return
+            get = best.get
+            for doc, weight in zip(docs, weights):
                 value = weight * quality
-                if best.get(int(doc), 0.0) < value:
-                    best[int(doc)] = value
+                if get(doc, 0.0) < value:
+                    best[doc] = value
 
         for stem in stems(word):
-            take(self.stems.get(stem), QUALITY["exact"])
-            take(self.parts.get(stem), QUALITY["compound"])
+            take(self.stems.get(stem), QUALITY["stem"])
         take(self.words.get(word), QUALITY["exact"])
+        whole = set(best)
+        for stem in stems(word):
+            take(self.parts.get(stem), QUALITY["compound"])
         take(self.parts.get(word), QUALITY["compound"])
         if prefix and len(word) >= 2:
             for completion in self._prefixed(word):
@@ -242,11 +260,16 @@ class SearchIndex:
         exact = set(best)
         for found, distance in self._typos(word):
             take(self.words[found], QUALITY["typo1" if distance == 1 else "typo2"])
-        return best, exact
+        return best, whole, exact
 
     def search(self, query: str | list[str] | list[list[str]], *, boosts: dict[int, float] | None = None,
                allowed: set[int] | None = None) -> list[Hit]:
-        """All matching documents, best first; `boosts` add to scores, `allowed` filters.
+        """All matching documents, best first; `boosts` add to scores, `allowed` filters."""
+        return self.top(query, None, boosts=boosts, allowed=allowed)[0]
+
+    def top(self, query: str | list[str] | list[list[str]], limit: int | None, *,
+            boosts: dict[int, float] | None = None, allowed: set[int] | None = None) -> tuple[list[Hit], int]:
+        """The best `limit` matches (all when None) and the number of all matches.
 
         A query is text, a list of words, or a list of word groups: the words of a group are
         alternatives for one concept (`little mouse` → `mäuschen`, `mausi`) and count once.
@@ -263,18 +286,34 @@ class SearchIndex:
             seen.add(tuple(group))
             best: dict[int, float] = {}
             exact: set[int] = set()
-            for word in group:
-                word_best, word_exact = self.match_word(word)
+            whole: set[int] = set()
+            for position, word in enumerate(group):
+                word_best, word_whole, word_exact = self.match_word(word)
+                factor = 1.0 - ALTERNATIVE_STEP * position  # the first alternative is the preferred one
                 for doc, value in word_best.items():
-                    if best.get(doc, 0.0) < value:
-                        best[doc] = value
+                    if best.get(doc, 0.0) < value * factor:
+                        best[doc] = value * factor
                 exact |= word_exact
+                whole |= word_whole
             for doc, value in best.items():
-                scores[doc] = scores.get(doc, 0.0) + value + (NON_TYPO_BONUS if doc in exact else 0.0)
+                bonus = (NON_TYPO_BONUS if doc in exact else 0.0) + (EXACT_BONUS if doc in whole else 0.0)
+                scores[doc] = scores.get(doc, 0.0) + value + bonus
         if allowed is not None:
             scores = {d: s for d, s in scores.items() if d in allowed}
         for doc, boost in (boosts or {}).items():
             if doc in scores:
                 scores[doc] += boost
-        ranked = sorted(scores.items(), key=lambda item: (-round(item[1], 6), self.order[item[0]]))
-        return [Hit(doc, *self.docs[doc], score=round(score, 3)) for doc, score in ranked]  # type: ignore[misc]
+        order = self.order
+
+        def key(item: tuple[int, float]) -> tuple[float, int]:
+            return (-round(item[1], 6), order[item[0]])
+
+        if limit is not None and limit < len(scores):
+            ranked = heapq.nsmallest(limit, scores.items(), key=key)
+        else:
+            ranked = sorted(scores.items(), key=key)
+        return [self.hit(doc, score) for doc, score in ranked], len(scores)
+
+    def hit(self, doc: int, score: float) -> Hit:
+        slug, title, meaning, url = self.docs[doc]
+        return Hit(doc, slug, title, meaning, url, round(score, 3))

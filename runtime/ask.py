@@ -33,6 +33,9 @@ CATEGORY_BOOST = {"words": 1.5, "intents": 40.0}
 MOOD_BOOST = {"words": 1.0, "intents": 25.0}
 CLASSIC_PRIOR = 30.0  # questions with intents only ("for my boyfriend"): the well-known names first
 PARTNER = {"fuer-ihn", "fuer-sie"}  # names for a partner: also the ones that fit anyone, not friends' names
+# Categories that say whom a name is for; words asking for any other category ("Blume", "Märchen",
+# "funny") are also searched for, since entries carry them in their keywords.
+RECIPIENTS = {"fuer-ihn", "fuer-sie", "neutral", "kinder", "freunde"}
 DEFINE_BOOST = 1000.0  # "what does X mean": X itself first
 MAX_PHRASE = 4
 
@@ -143,8 +146,12 @@ class Understanding:
     language: str = "de"
 
 
-def understand(question: str, lexicon: Lexicon) -> Understanding:
-    """Turn a question into search words, category and mood intents and, maybe, a name to define."""
+def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozenset()) -> Understanding:
+    """Turn a question into search words, category and mood intents and, maybe, a name to define.
+
+    A phrase that is also an entry's title (`Kumpel`, `Baby`), or that asks for a topic rather than a
+    recipient (`Blume`, `funny`), stays a search word besides its intent.
+    """
     tokens = words(question)
     result = Understanding(words=[], language="en" if sum(t in ENGLISH_HINTS for t in tokens) >= 2 else "de")
     for pattern in DEFINITION:
@@ -159,17 +166,21 @@ def understand(question: str, lexicon: Lexicon) -> Understanding:
     i = 0
     while i < len(tokens):
         for size in range(min(MAX_PHRASE, len(tokens) - i), 0, -1):
-            actions = lexicon.phrases.get(tuple(tokens[i:i + size]))
+            phrase = tokens[i:i + size]
+            actions = lexicon.phrases.get(tuple(phrase))
             if actions:
                 translation: list[str] = []
                 for kind, value in actions:
                     if kind == "translate":
-                        translated = [w for w in analyze(value) if w not in translation]
-                        translation.extend(translated)
+                        translation.extend(w for w in analyze(value) if w not in translation)
                     elif kind == "categories" and value not in result.categories:
                         result.categories.append(value)
                     elif kind == "moods" and value not in result.moods:
                         result.moods.append(value)
+                topical = any(kind == "moods" or (kind == "categories" and value not in RECIPIENTS)
+                              for kind, value in actions)
+                if " ".join(phrase) in titles or (topical and not translation):
+                    translation = [*phrase, *(w for w in translation if w not in phrase)]
                 if translation:
                     result.words.append(translation)
                 i += size
@@ -182,44 +193,47 @@ def understand(question: str, lexicon: Lexicon) -> Understanding:
     return result
 
 
-def allowed_for(categories: list[str], item: dict[str, Any]) -> bool:
-    """Whether an entry fits the asked-for categories (a partner may also get names for anyone)."""
-    own = set(item["categories"])
-    if own & set(categories):
-        return True
+def allowed_docs(categories: list[str], dist: Dist) -> frozenset[int]:
+    """Entries that fit the asked-for categories; a partner may also get names for anyone (but not
+    names for friends or children)."""
+    allowed: frozenset[int] = frozenset().union(*(dist.in_category.get(c, frozenset()) for c in categories))
     if PARTNER & set(categories):
-        return "neutral" in own and "freunde" not in own and "kinder" not in own
-    return False
+        empty: frozenset[int] = frozenset()
+        allowed |= (dist.in_category.get("neutral", empty) - dist.in_category.get("freunde", empty)
+                    - dist.in_category.get("kinder", empty))
+    return allowed
 
 
 def answer(question: str, dist: Dist, limit: int) -> tuple[Understanding, list[Hit]]:
     """Understand the question and rank entries for it."""
-    meaning = understand(question, dist.lexicon_index)
-    items = dist.items
+    meaning = understand(question, dist.lexicon_index, dist.title_words)
+    index = dist.search
     if meaning.define is not None:
-        hits = dist.search.search(meaning.words)
+        hits = index.search(meaning.words)
         target = " ".join(words(meaning.define))
         for hit in hits:
             if " ".join(words(hit.title)) == target:
                 hit.score = round(hit.score + DEFINE_BOOST, 3)
-        hits.sort(key=lambda h: (-h.score, dist.search.order[h.doc]))
+        hits.sort(key=lambda h: (-h.score, index.order[h.doc]))
         return meaning, hits[:limit]
-    boosts: dict[int, float] = {}
     mode = "words" if meaning.words else "intents"
-    for doc, item in enumerate(items):
-        boost = CATEGORY_BOOST[mode] * sum(c in item["categories"] for c in meaning.categories)
-        boost += MOOD_BOOST[mode] * sum(m in item["moods"] for m in meaning.moods)
-        if not meaning.words and "klassiker" in item["categories"]:
-            boost += CLASSIC_PRIOR
-        if boost:
-            boosts[doc] = boost
-    allowed = {d for d, item in enumerate(items) if allowed_for(meaning.categories, item)}
+    boosts: dict[int, float] = {}
+    for sets, names, boost in ((dist.in_category, meaning.categories, CATEGORY_BOOST[mode]),
+                               (dist.in_mood, meaning.moods, MOOD_BOOST[mode])):
+        for name in names:
+            for doc in sets.get(name, ()):
+                boosts[doc] = boosts.get(doc, 0.0) + boost
+    if mode == "intents":
+        for doc in dist.in_category.get("klassiker", ()):
+            if doc in boosts:
+                boosts[doc] += CLASSIC_PRIOR
+    allowed = allowed_docs(meaning.categories, dist) if meaning.categories else None
     if meaning.words:
-        hits = dist.search.search(meaning.words, boosts=boosts)
+        hits = index.search(meaning.words, boosts=boosts)
     else:  # only intents ("funny names for my boyfriend"): every entry that has them
-        ranked = sorted(boosts.items(), key=lambda kv: (-kv[1], dist.search.order[kv[0]]))
-        hits = [Hit(d, *dist.search.docs[d], score=round(s, 3)) for d, s in ranked]  # type: ignore[misc]
-    if meaning.categories and any(h.doc in allowed for h in hits):
+        ranked = sorted(boosts.items(), key=lambda kv: (-kv[1], index.order[kv[0]]))
+        hits = [index.hit(d, s) for d, s in ranked]
+    if allowed is not None and any(h.doc in allowed for h in hits):
         hits = [h for h in hits if h.doc in allowed]  # an asked-for category filters when it can
     return meaning, hits[:limit]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ import orjson
 from petgen.content import Site
 from petgen.dist import IMMUTABLE, MANIFEST, REVALIDATE
 from petgen.lexicon import Lexicon
-from petgen.search import SearchIndex
+from petgen.search import SearchIndex, words
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -55,9 +56,24 @@ class Dist:
     search: SearchIndex
     lexicon_index: Lexicon
 
-    @property
+    @cached_property
     def slugs(self) -> set[str]:
         return {item["slug"] for item in self.items}
+
+    @cached_property
+    def in_category(self) -> dict[str, frozenset[int]]:
+        """Category slug -> documents (indexes into items and the search index's docs)."""
+        return {c: frozenset(d for d, item in enumerate(self.items) if c in item["categories"])
+                for c in self.categories}
+
+    @cached_property
+    def in_mood(self) -> dict[str, frozenset[int]]:
+        return {m: frozenset(d for d, item in enumerate(self.items) if m in item["moods"]) for m in self.moods}
+
+    @cached_property
+    def title_words(self) -> frozenset[str]:
+        """Every entry title as folded words (`Honey Bunny` → `honey bunny`)."""
+        return frozenset(" ".join(words(item["title"])) for item in self.items)
 
     @classmethod
     def load(cls, root: Path) -> Dist:

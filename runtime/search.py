@@ -6,7 +6,8 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from petgen.content import closest
-from petgen.search import Hit
+from petgen.search import Hit, analyze
+from runtime.ask import understand
 from runtime.dist import Dist
 
 SEARCH_PARAMS = ("q", "limit")
@@ -58,6 +59,9 @@ def hit_item(hit: Hit) -> dict[str, Any]:
 
 
 def search_results(q: str, limit: int, dist: Dist) -> dict[str, Any]:
-    hits = dist.search.search(q)
-    return {"query": q, "items": [hit_item(h) for h in hits[:limit]], "total": len(hits), "limit": limit,
+    """Words as /ask reads them (question words dropped, English mapped to German through the
+    lexicon), searched without /ask's category filters."""
+    groups = understand(q, dist.lexicon_index, dist.title_words).words or [[w] for w in analyze(q)]
+    hits, total = dist.search.top(groups, limit)
+    return {"query": q, "items": [hit_item(h) for h in hits], "total": total, "limit": limit,
             "license": dict(dist.site.license)}

@@ -83,19 +83,37 @@ def test_field_weights_title_variants_keywords_meaning(index: SearchIndex) -> No
     scores = {h.title: h.score for h in index.search("mausi")}
     assert scores["Maus"] > 100  # variant
     scores = {h.title: h.score for h in index.search("mouse")}
-    assert scores["Maus"] == pytest.approx(103.0)  # keyword weight 3
-    assert index.search("kosename")[0].score == pytest.approx(101.0)  # meaning weight 1
+    assert scores["Maus"] == pytest.approx(113.0)  # keyword weight 3, + 100 without typo, + 10 whole word
+    assert index.search("kosename")[0].score == pytest.approx(111.0)  # meaning weight 1
 
 
 def test_ties_broken_by_title_and_deterministic(index: SearchIndex) -> None:
     first = [(h.title, h.score) for h in index.search("kosename")]
     assert first == [(h.title, h.score) for h in index.search("kosename")]
-    assert [t for t, _ in first] == sorted([t for t, _ in first], key=lambda t: words(t)[0])
+    assert [t for t, _ in first] == sorted([t for t, _ in first], key=lambda t: (len(t), words(t)[0]))
 
 
 def test_word_groups_count_once(index: SearchIndex) -> None:
     both = {h.title: h.score for h in index.search([["mauschen", "mausi"]])}
-    assert both["Mäuschen"] == pytest.approx(108.0) and both["Maus"] == pytest.approx(105.0)
+    assert both["Mäuschen"] == pytest.approx(118.0)  # title 8 + 100 + 10, counted once for the group
+    assert both["Maus"] == pytest.approx(114.9)  # variant Mausi: 5 × 0.98 (second alternative) + 110
+
+
+def test_exact_word_above_same_stem(index: SearchIndex) -> None:
+    scores = {h.title: h.score for h in index.search("schatzi")}
+    assert scores["Schatz"] == pytest.approx(115.0)  # the variant Schatzi itself: 5 × 1.0 + 110
+    assert titles(index, "Schatz")[0] == "Schatz"
+
+
+def test_compound_tails_of_names(index: SearchIndex) -> None:
+    assert titles(index, "blatt")[0] == "Herzblatt"  # 'blatt' is no word of its own anywhere
+    assert titles(index, "ling")[0] == "Liebling"
+
+
+def test_top_k_and_total(index: SearchIndex) -> None:
+    hits, total = index.top("kosename", 3)
+    assert len(hits) == 3 and total == len(index.search("kosename")) == len(TITLES)
+    assert [h.title for h in hits] == [h.title for h in index.search("kosename")[:3]]
 
 
 def test_stopwords_are_dropped_unless_alone() -> None:
@@ -106,6 +124,15 @@ def test_stopwords_are_dropped_unless_alone() -> None:
 def test_shards_are_by_prefix_and_roundtrip(index: SearchIndex) -> None:
     data = build_index([Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]})])
     shards = shard(data)
-    assert set(shards) == {"ba"}
+    assert "ba" in shards and "barchen" in shards["ba"]["words"]
+    for key, content in shards.items():  # every term sits in the shard of its first two characters
+        assert all(term[:2] == key for kind in content.values() for term in kind)
     again = SearchIndex.from_shards(data["docs"], shards.values())
     assert again.search("bärchen")[0].slug == "a"
+
+
+def test_whole_words_above_prefixes_and_compounds(index: SearchIndex) -> None:
+    scores = {h.title: h.score for h in index.search("maus")}
+    assert scores["Maus"] == pytest.approx(118.0)
+    assert scores["Zuckermaus"] == pytest.approx(8 * 0.55 + 100)  # compound part: no whole-word bonus
+    assert scores["Maus"] - scores["Zuckermaus"] > 10

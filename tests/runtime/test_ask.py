@@ -104,7 +104,10 @@ def test_understanding_strips_filler_in_both_languages() -> None:
                                  "moods": {"humorvoll": ["funny"]},
                                  "filler": {"en": ["what", "for", "my", "a"], "de": ["wie", "kann", "ich"]}})
     meaning = understand("a funny mouse for my boyfriend", lexicon)
-    assert meaning.words == [["maus"]] and meaning.categories == ["fuer-ihn"] and meaning.moods == ["humorvoll"]
+    # 'funny' asks for a mood and is searched for too; 'boyfriend' only says whom the name is for
+    assert meaning.words == [["funny"], ["maus"]]
+    assert meaning.categories == ["fuer-ihn"] and meaning.moods == ["humorvoll"]
+    assert understand("Kumpel", lexicon, frozenset({"kumpel"})).words == [["kumpel"]]
     assert understand("Wie kann ich Schatz sagen", lexicon).words == [["schatz"], ["sagen"]]
     assert understand("What does Honey Bunny mean?", lexicon).define == "Honey Bunny"
 
