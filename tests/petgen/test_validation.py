@@ -175,3 +175,13 @@ def test_taxonomy_problems(content: Path) -> None:
     found = [p.format() for p in info.value.problems]
     assert f"{content}/moods.yml:4: unknown key 'farbe'" in found
     assert any("unknown mood 'romantisch'" in f and "categories.yml" in f for f in found)
+
+
+def test_fast_construction_equals_pyyaml() -> None:
+    """The fast path builds exactly what PyYAML's safe constructor builds, including the cases it hands back."""
+    from petgen.content import ContentLoader, _construct
+
+    text = ('a: text\nb: [1, 2.5, true, null, "7"]\nc: {x: 1}\nbase: &b {k: v}\nd:\n  <<: *b\n  z: 0x1F\n'
+            'e: 2026-11-22\nf: !!str 12\ng: ~\n')
+    fast, slow = ContentLoader(text), ContentLoader(text)
+    assert _construct(fast, fast.get_single_node()) == slow.construct_document(slow.get_single_node())
