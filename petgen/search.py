@@ -21,7 +21,6 @@ title, then alphabetically.
 from __future__ import annotations
 
 import bisect
-import heapq
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+import numpy as np
 import snowballstemmer
 from rapidfuzz.distance import OSA
 from rapidfuzz.process import extract
@@ -148,7 +148,8 @@ def compound_parts(word: str, known: set[str], *, tails: bool = False) -> list[s
 
 
 def _freeze(postings: dict[str, dict[int, float]]) -> dict[str, list[list[float]]]:
-    return {term: [[doc, weight] for doc, weight in sorted(row.items())] for term, row in sorted(postings.items())}
+    """Postings as `[docs, weights]`: two flat lists, docs ascending (they were added in doc order)."""
+    return {term: [list(row), list(row.values())] for term, row in postings.items()}
 
 
 def shard_key(term: str) -> str:
@@ -179,15 +180,20 @@ class Hit:
     score: float
 
 
+Postings = tuple[np.ndarray, np.ndarray]  # (docs int32, weights float64)
+
+
 @dataclass
 class SearchIndex:
+    """The index loaded for querying; scores are computed with numpy over all documents at once."""
+
     docs: list[list[str]]
-    stems: dict[str, tuple[tuple[int, ...], tuple[float, ...]]]  # term -> (docs, weights)
-    words: dict[str, tuple[tuple[int, ...], tuple[float, ...]]]
-    parts: dict[str, tuple[tuple[int, ...], tuple[float, ...]]]
+    stems: dict[str, Postings]
+    words: dict[str, Postings]
+    parts: dict[str, Postings]
     vocabulary: list[str] = field(default_factory=list)
     by_initial: dict[str, list[str]] = field(default_factory=dict)
-    order: list[int] = field(default_factory=list)  # doc -> tie-break rank: shorter title, then alphabetical
+    order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # tie-break rank per doc
 
     @classmethod
     def from_shards(cls, docs: list[list[str]], shards: Iterable[dict[str, Any]]) -> SearchIndex:
@@ -195,15 +201,14 @@ class SearchIndex:
         for data in shards:
             for kind in ("stems", "words", "parts"):
                 target = getattr(index, kind)
-                for term, postings in data[kind].items():
-                    target[term] = (tuple(int(p[0]) for p in postings), tuple(p[1] for p in postings))
+                for term, (term_docs, weights) in data[kind].items():
+                    target[term] = (np.asarray(term_docs, dtype=np.int32), np.asarray(weights, dtype=np.float64))
         index.vocabulary = sorted(index.words)
         for word in index.vocabulary:
             index.by_initial.setdefault(word[0], []).append(word)
         ranked = sorted(range(len(docs)), key=lambda d: (len(docs[d][1]), collation_key(docs[d][1])))
-        index.order = [0] * len(docs)
-        for rank, doc in enumerate(ranked):
-            index.order[doc] = rank
+        index.order = np.empty(len(docs), dtype=np.int64)
+        index.order[ranked] = np.arange(len(docs))
         return index
 
     @classmethod
@@ -228,28 +233,20 @@ class SearchIndex:
         matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=None)
         return [(found, int(distance)) for found, distance, _ in matches if distance > 0]
 
-    def match_word(self, word: str, *, prefix: bool = True) -> tuple[dict[int, float], set[int], set[int]]:
-        """Score every document for one query word: (doc -> best weighted quality, docs matched exactly,
-        docs matched without a typo)."""
-        best: dict[int, float] = {}
+    def match_word(self, word: str, *, prefix: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Score every document for one query word: (best weighted quality per doc, matched as a whole
+        word or stem, matched without a typo), each an array over all documents."""
+        best = np.zeros(len(self.docs))
 
-        def take(postings: tuple[tuple[int, ...], tuple[float, ...]] | None, quality: float) -> None:
-            if not postings:
-                return
-            docs, weights = postings
-            if not best:  # the common case: nothing to compare with yet
-                best.update(zip(docs, [w * quality for w in weights]))
-                return
-            get = best.get
-            for doc, weight in zip(docs, weights):
-                value = weight * quality
-                if get(doc, 0.0) < value:
-                    best[doc] = value
+        def take(postings: Postings | None, quality: float) -> None:
+            if postings is not None:
+                docs, weights = postings
+                best[docs] = np.maximum(best[docs], weights * quality)
 
         for stem in stems(word):
             take(self.stems.get(stem), QUALITY["stem"])
         take(self.words.get(word), QUALITY["exact"])
-        whole = set(best)
+        whole = best > 0
         for stem in stems(word):
             take(self.parts.get(stem), QUALITY["compound"])
         take(self.parts.get(word), QUALITY["compound"])
@@ -257,18 +254,19 @@ class SearchIndex:
             for completion in self._prefixed(word):
                 if completion != word:
                     take(self.words[completion], QUALITY["prefix"])
-        exact = set(best)
+        exact = best > 0
         for found, distance in self._typos(word):
             take(self.words[found], QUALITY["typo1" if distance == 1 else "typo2"])
         return best, whole, exact
 
     def search(self, query: str | list[str] | list[list[str]], *, boosts: dict[int, float] | None = None,
-               allowed: set[int] | None = None) -> list[Hit]:
+               allowed: set[int] | frozenset[int] | None = None) -> list[Hit]:
         """All matching documents, best first; `boosts` add to scores, `allowed` filters."""
         return self.top(query, None, boosts=boosts, allowed=allowed)[0]
 
     def top(self, query: str | list[str] | list[list[str]], limit: int | None, *,
-            boosts: dict[int, float] | None = None, allowed: set[int] | None = None) -> tuple[list[Hit], int]:
+            boosts: dict[int, float] | None = None,
+            allowed: set[int] | frozenset[int] | None = None) -> tuple[list[Hit], int]:
         """The best `limit` matches (all when None) and the number of all matches.
 
         A query is text, a list of words, or a list of word groups: the words of a group are
@@ -278,41 +276,58 @@ class SearchIndex:
             groups = [[w] for w in analyze(query)]
         else:
             groups = [[g] if isinstance(g, str) else list(g) for g in query]
-        scores: dict[int, float] = {}
+        size = len(self.docs)
+        scores = np.zeros(size)
+        matched = np.zeros(size, dtype=bool)
         seen: set[tuple[str, ...]] = set()
         for group in groups:
-            if tuple(group) in seen or not group:
+            if not group or tuple(group) in seen:
                 continue
             seen.add(tuple(group))
-            best: dict[int, float] = {}
-            exact: set[int] = set()
-            whole: set[int] = set()
+            best = np.zeros(size)
+            whole = np.zeros(size, dtype=bool)
+            exact = np.zeros(size, dtype=bool)
             for position, word in enumerate(group):
                 word_best, word_whole, word_exact = self.match_word(word)
                 factor = 1.0 - ALTERNATIVE_STEP * position  # the first alternative is the preferred one
-                for doc, value in word_best.items():
-                    if best.get(doc, 0.0) < value * factor:
-                        best[doc] = value * factor
-                exact |= word_exact
+                np.maximum(best, word_best * factor, out=best)
                 whole |= word_whole
-            for doc, value in best.items():
-                bonus = (NON_TYPO_BONUS if doc in exact else 0.0) + (EXACT_BONUS if doc in whole else 0.0)
-                scores[doc] = scores.get(doc, 0.0) + value + bonus
+                exact |= word_exact
+            scores += best + NON_TYPO_BONUS * exact + EXACT_BONUS * whole
+            matched |= best > 0
         if allowed is not None:
-            scores = {d: s for d, s in scores.items() if d in allowed}
-        for doc, boost in (boosts or {}).items():
-            if doc in scores:
-                scores[doc] += boost
-        order = self.order
+            mask = np.zeros(size, dtype=bool)
+            mask[np.fromiter(allowed, dtype=np.int64, count=len(allowed))] = True
+            matched &= mask
+        if boosts:
+            docs = np.fromiter(boosts, dtype=np.int64, count=len(boosts))
+            scores[docs] += np.fromiter(boosts.values(), dtype=np.float64, count=len(boosts))
+        return self._ranked(scores, matched, limit)
 
-        def key(item: tuple[int, float]) -> tuple[float, int]:
-            return (-round(item[1], 6), order[item[0]])
+    def rank_docs(self, scores: dict[int, float], limit: int | None = None,
+                  allowed: set[int] | frozenset[int] | None = None) -> tuple[list[Hit], int]:
+        """Hits for given document scores, in the engine's order (when there is nothing to search)."""
+        array = np.zeros(len(self.docs))
+        matched = np.zeros(len(self.docs), dtype=bool)
+        for doc, score in scores.items():
+            if allowed is None or doc in allowed:
+                array[doc] = score
+                matched[doc] = True
+        return self._ranked(array, matched, limit)
 
-        if limit is not None and limit < len(scores):
-            ranked = heapq.nsmallest(limit, scores.items(), key=key)
-        else:
-            ranked = sorted(scores.items(), key=key)
-        return [self.hit(doc, score) for doc, score in ranked], len(scores)
+    def _ranked(self, scores: np.ndarray, matched: np.ndarray, limit: int | None) -> tuple[list[Hit], int]:
+        candidates = np.flatnonzero(matched)
+        total = len(candidates)
+        rounded = np.round(scores[candidates], 6)
+        if limit is not None and total > limit:
+            # keep everything that scores at least the limit-th best, ties included, then sort those
+            threshold = np.partition(rounded, total - limit)[total - limit]
+            keep = rounded >= threshold
+            candidates, rounded = candidates[keep], rounded[keep]
+        ranked = candidates[np.lexsort((self.order[candidates], -rounded))]
+        if limit is not None:
+            ranked = ranked[:limit]
+        return [self.hit(int(doc), float(scores[doc])) for doc in ranked], total
 
     def hit(self, doc: int, score: float) -> Hit:
         slug, title, meaning, url = self.docs[doc]

@@ -208,16 +208,12 @@ def answer(question: str, dist: Dist, limit: int) -> tuple[Understanding, list[H
     """Understand the question and rank entries for it."""
     meaning = understand(question, dist.lexicon_index, dist.title_words)
     index = dist.search
-    if meaning.define is not None:
-        hits = index.search(meaning.words)
+    if meaning.define is not None:  # "what does X mean": X itself first
         target = " ".join(words(meaning.define))
-        for hit in hits:
-            if " ".join(words(hit.title)) == target:
-                hit.score = round(hit.score + DEFINE_BOOST, 3)
-        hits.sort(key=lambda h: (-h.score, index.order[h.doc]))
-        return meaning, hits[:limit]
+        boosts = {doc: DEFINE_BOOST for doc in dist.docs_by_title.get(target, [])}
+        return meaning, index.top(meaning.words, limit, boosts=boosts)[0]
     mode = "words" if meaning.words else "intents"
-    boosts: dict[int, float] = {}
+    boosts = {}
     for sets, names, boost in ((dist.in_category, meaning.categories, CATEGORY_BOOST[mode]),
                                (dist.in_mood, meaning.moods, MOOD_BOOST[mode])):
         for name in names:
@@ -228,14 +224,16 @@ def answer(question: str, dist: Dist, limit: int) -> tuple[Understanding, list[H
             if doc in boosts:
                 boosts[doc] += CLASSIC_PRIOR
     allowed = allowed_docs(meaning.categories, dist) if meaning.categories else None
-    if meaning.words:
-        hits = index.search(meaning.words, boosts=boosts)
-    else:  # only intents ("funny names for my boyfriend"): every entry that has them
-        ranked = sorted(boosts.items(), key=lambda kv: (-kv[1], index.order[kv[0]]))
-        hits = [index.hit(d, s) for d, s in ranked]
-    if allowed is not None and any(h.doc in allowed for h in hits):
-        hits = [h for h in hits if h.doc in allowed]  # an asked-for category filters when it can
-    return meaning, hits[:limit]
+
+    def ranked(only: frozenset[int] | None) -> tuple[list[Hit], int]:
+        if meaning.words:
+            return index.top(meaning.words, limit, boosts=boosts, allowed=only)
+        return index.rank_docs(boosts, limit, only)  # only intents ("funny names for my boyfriend")
+
+    hits, total = ranked(allowed)  # an asked-for category filters when it can …
+    if allowed is not None and total == 0:
+        hits, _ = ranked(None)  # … and boosts when nothing would be left
+    return meaning, hits
 
 
 # ---------------------------------------------------------------------------------------------

@@ -71,9 +71,16 @@ class Dist:
         return {m: frozenset(d for d, item in enumerate(self.items) if m in item["moods"]) for m in self.moods}
 
     @cached_property
+    def docs_by_title(self) -> dict[str, list[int]]:
+        """Entry titles as folded words (`Honey Bunny` → `honey bunny`) -> their documents."""
+        found: dict[str, list[int]] = {}
+        for doc, item in enumerate(self.items):
+            found.setdefault(" ".join(words(item["title"])), []).append(doc)
+        return found
+
+    @property
     def title_words(self) -> frozenset[str]:
-        """Every entry title as folded words (`Honey Bunny` → `honey bunny`)."""
-        return frozenset(" ".join(words(item["title"])) for item in self.items)
+        return frozenset(self.docs_by_title)
 
     @classmethod
     def load(cls, root: Path) -> Dist:
