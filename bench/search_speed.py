@@ -5,8 +5,10 @@
 Uses the queries of bench/search_quality.py and two knowledge bases: the bundled one and
 `--count` synthetic entries (petgen.synthetic.write_corpus), each built into a temporary dist.
 
-1. Latency: `dist.search.search(q)` (the engine behind `GET /api/search`) and `runtime.ask.answer`
-   (`POST /ask`), every query `--reps` times after one warm-up pass; p50, p99 and max of all calls.
+1. Latency: `runtime.search.search_results(q, 10, dist)` (what `GET /api/search` computes: the top
+   10 and the total) and `runtime.ask.answer` (`POST /ask`), every query `--reps` times after one
+   warm-up pass, with the loaded dist frozen for the garbage collector as the runtime does;
+   p50, p99 and max of all calls.
 2. Load time: `Dist.load` (everything the runtime loads at start) and `load_search_index` (the
    search shards alone), median of `--loads` runs in this process.
 3. HTTP: wrk (1 thread, `--connections`, `--duration` s after a 1 s warm-up) cycles through the
@@ -23,6 +25,7 @@ Uses the queries of bench/search_quality.py and two knowledge bases: the bundled
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import shutil
@@ -43,6 +46,7 @@ import sqlite_utils
 
 from petgen.synthetic import write_corpus
 from runtime.ask import answer
+from runtime.search import search_results
 from runtime.dist import Dist, load_search_index
 from search_quality import CLASSES, QUERIES, build_dist, fts_rows
 
@@ -226,7 +230,10 @@ def main() -> None:
             size = len(dist.items)
             megabytes = index_bytes(work / "dist") / 1e6
             print(f"built {label}: {size} entries in {built:.1f} s, search index {megabytes:.1f} MB", flush=True)
-            for system, fn in (("search", dist.search.search), ("ask", lambda q, d=dist: answer(q, d, 10))):
+            gc.collect()
+            gc.freeze()  # as the runtime does after loading (runtime.app.Runtime)
+            for system, fn in (("search", lambda q, d=dist: search_results(q, 10, d)),
+                               ("ask", lambda q, d=dist: answer(q, d, 10))):
                 samples = latencies(fn, queries, args.reps)
                 latency_rows.append((size, system, len(samples), statistics.median(samples),
                                      percentile(samples, 99), max(samples)))
@@ -238,7 +245,7 @@ def main() -> None:
                         class_rows.append((cls, statistics.median(picked), percentile(picked, 99)))
                     for i, q in enumerate(queries):
                         own = [samples[r * len(queries) + i] for r in range(reps)]
-                        slow_rows.append((statistics.median(own), max(own), len(dist.search.search(q)), q))
+                        slow_rows.append((statistics.median(own), max(own), dist.search.top(q, 1)[1], q))
             full, index = load_times(work / "dist", args.loads)
             load_rows.append((size, full, index))
             if not args.no_http:
