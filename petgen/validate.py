@@ -175,7 +175,10 @@ def check_variants(entries: list[Entry], problems: Problems) -> None:
                              f"another entry ({other.path})", f"remove it from variants and add '{other.slug}' to related")
 
 
-def sentence_keys(entry: Entry, min_words: int = 5) -> list[tuple[str, str, str]]:
+_FIVE_WORDS = re.compile(r"(?:\S*\w\S*\s+){4}\S*\w")  # five whitespace-separated tokens with a letter or digit
+
+
+def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
     """(field, comparison key, sentence) for every sentence of five or more words, once per entry."""
     result = []
     own: set[str] = set()
@@ -184,7 +187,7 @@ def sentence_keys(entry: Entry, min_words: int = 5) -> list[tuple[str, str, str]
             continue
         for sentence in SENTENCE_END.split(text):
             norm = " ".join(sentence.casefold().split()).rstrip(".!?… ")
-            if norm in own or sum(1 for w in norm.split() if any(c.isalnum() for c in w)) < min_words:
+            if norm in own or not _FIVE_WORDS.search(norm):
                 continue
             own.add(norm)
             result.append((key, norm, sentence))
