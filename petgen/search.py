@@ -105,28 +105,32 @@ def _add(postings: dict[str, dict[int, float]], term: str, doc: int, weight: flo
 
 
 def build_index(documents: list[Document]) -> dict[str, Any]:
-    """Index documents; return {"docs", "stems", "words", "parts"} with postings as [[doc, weight], …]."""
+    """Index documents; return {"docs", "stems", "words", "parts"}, postings as `[docs, weights]`."""
     stem_post: dict[str, dict[int, float]] = {}
     word_post: dict[str, dict[int, float]] = {}
     part_post: dict[str, dict[int, float]] = {}
-    doc_words: list[list[tuple[str, float]]] = []
+    doc_words: list[dict[str, float]] = []
     for doc, document in enumerate(documents):
-        seen: list[tuple[str, float]] = []
+        seen: dict[str, float] = {}  # each word once per document, at its best field's weight
         for name in FIELDS:
             weight = WEIGHTS[name]
             for text in document.fields.get(name, []):
                 for word in analyze(text):
-                    seen.append((word, weight))
-                    _add(word_post, word, doc, weight)
-                    for stem in stems(word):
-                        _add(stem_post, stem, doc, weight)
+                    if seen.get(word, 0.0) < weight:
+                        seen[word] = weight
+        for word, weight in seen.items():
+            word_post.setdefault(word, {})[doc] = weight
+            for stem in stems(word):
+                row = stem_post.setdefault(stem, {})
+                if row.get(doc, 0.0) < weight:
+                    row[doc] = weight
         doc_words.append(seen)
     # Compound parts: known words (from titles, variants, keywords) a longer word starts or ends with,
     # and, for names (titles and variants), every tail of four letters or more (`Quatschkopf` → `kopf`).
     known = {w for w, postings in word_post.items() if len(w) >= 3 and
              any(weight > WEIGHTS["meaning"] for weight in postings.values())}
     for doc, seen in enumerate(doc_words):
-        for word, weight in seen:
+        for word, weight in seen.items():
             for part in compound_parts(word, known, tails=weight >= WEIGHTS["variants"]):
                 _add(part_post, part, doc, weight)
     return {
