@@ -150,7 +150,15 @@ def _run(app, host: str, port: int, server: str, settings) -> None:  # type: ign
         return
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="info", access_log=False, server_header=False)
+    uvicorn.run(app, **uvicorn_options(host, port))
+
+
+def uvicorn_options(host: str, port: int) -> dict[str, object]:
+    """uvicorn settings for the runtime. Proxy headers stay off: the runtime itself decides whether to
+    believe X-Forwarded-For (only from --trusted-proxy networks); uvicorn's own default would believe it
+    from 127.0.0.1 and let any local client choose its rate-limit key."""
+    return {"host": host, "port": port, "log_level": "info", "access_log": False, "server_header": False,
+            "proxy_headers": False}
 
 
 @cli.command()

@@ -111,7 +111,8 @@ def protected_resource(kb: KnowledgeBase) -> dict[str, Any]:
 
 
 def robots_txt(base: str) -> str:
-    return f"User-agent: *\nAllow: /\n\nSitemap: {base}/llms.txt\n"
+    return (f"User-agent: *\nAllow: /\n\n# The API is described at {base}/openapi.json; an overview for language "
+            f"models is at {base}/llms.txt.\n")
 
 
 def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:

@@ -99,7 +99,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     entries, entries_hash = load_entries(content_dir, problems, progress=progress)
     lexicon = load_lexicon(content_dir, categories, moods, problems)
     bots = load_bots(content_dir, problems)
-    validate(entries, categories, moods, problems)
+    validate(entries, categories, moods, problems, files={f.stem for f in entry_files(content_dir)})
     if problems.errors or (strict and problems.warnings) or site is None:
         raise ContentError(problems.sorted(), strict=strict)
     entries.sort(key=lambda e: collation_key(e.title))

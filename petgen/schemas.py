@@ -109,6 +109,20 @@ DEFS["Category"] = _object(
 )
 
 
+def referenced(name: str) -> dict[str, dict[str, Any]]:
+    """The definition `name` and every definition it references, transitively."""
+    found: dict[str, dict[str, Any]] = {}
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        if current in found:
+            continue
+        found[current] = DEFS[current]
+        text = str(DEFS[current])
+        pending += [ref.split("'")[0] for ref in text.split("#/$defs/")[1:]]
+    return found
+
+
 def schema_for(name: str) -> dict[str, Any]:
     """A standalone schema document for one resource."""
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", "$defs": DEFS, "$ref": f"#/$defs/{name}"}

@@ -42,11 +42,16 @@ def fold(text: str) -> str:
     return " ".join(strip_accents(unicodedata.normalize("NFC", text).casefold().translate(_FOLD)).split())
 
 
-def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems) -> None:
-    """Check entries against the vocabularies and each other (`check_entry_alone` ran at parse time)."""
+def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems,
+             files: set[str] | None = None) -> None:
+    """Check entries against the vocabularies and each other (`check_entry_alone` ran at parse time).
+
+    `files` are the slugs of every entry file, also those that failed to load: a link to one of them
+    is not reported again (its own errors say what is wrong).
+    """
     category_slugs = {c.slug for c in categories}
     mood_slugs = {m.slug for m in moods}
-    slugs = {e.slug for e in entries}
+    slugs = {e.slug for e in entries} | (files or set())
     for entry in entries:
         check_entry(entry, category_slugs, mood_slugs, slugs, problems)
     check_variants(entries, problems)
@@ -124,8 +129,8 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
         if not mentions(example, forms):
             problems.add(path, entry.line_of(f"examples[{i}]"), f"example {i + 1} does not contain '{entry.title}' "
                          "or one of its variants", warning=True)
-    if PLACEHOLDER.search("\n".join(text for _, text in _texts(entry))):
-        for key, text in _texts(entry):
+    if PLACEHOLDER.search("\n".join(text for _, text in _texts(entry, all_fields=True))):
+        for key, text in _texts(entry, all_fields=True):
             match = PLACEHOLDER.search(text)
             if match:
                 problems.add(path, entry.line_of(key), f"placeholder text '{match.group(0)}' in "
@@ -136,8 +141,15 @@ def _ascii_words(keyword: str) -> bool:
     return keyword.isascii() and any(part.isalpha() for part in keyword.split())
 
 
-def _texts(entry: Entry) -> Iterable[tuple[str, str]]:
+def _texts(entry: Entry, *, all_fields: bool = False) -> Iterable[tuple[str, str]]:
+    """The entry's prose (for repeated sentences); with `all_fields`, every text (for placeholders)."""
     yield "title", entry.title
+    if all_fields:
+        yield "pronunciation", entry.pronunciation
+        yield "ipa", entry.ipa
+        for key in ("variants", "keywords", "related"):
+            for i, value in enumerate(getattr(entry, key)):
+                yield f"{key}[{i}]", value
     yield "meaning", entry.meaning
     yield "origin", entry.origin
     yield "usage", entry.usage

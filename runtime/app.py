@@ -20,7 +20,7 @@ from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.cors import CORS_HEADERS, CORSMiddleware
 from runtime.dist import Dist, StaticFile
 from runtime.errors import error_response
-from runtime.guard import GuardMiddleware
+from runtime.guard import BodyTooLarge, GuardMiddleware
 from runtime.mcp import build_mcp, mcp_routes
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
 from runtime.ratelimit import RateLimitMiddleware
@@ -135,6 +135,10 @@ def build_starlette(runtime: Runtime) -> Starlette:
             return Response(dist().not_found_html, status_code=404, media_type=HTML)
         return response
 
+    async def without_slash(request: Request) -> Response:
+        location = request.url.path.rstrip("/") + (f"?{request.url.query}" if request.url.query else "")
+        return RedirectResponse(location, status_code=301)
+
     async def api_fallback(request: Request) -> Response:
         path = request.url.path
         if path in dist().routes or path in DYNAMIC_PATHS or path == "/api/search":
@@ -157,6 +161,9 @@ def build_starlette(runtime: Runtime) -> Starlette:
         return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
 
     async def server_error(request: Request, exc: Exception) -> Response:
+        if isinstance(exc, BodyTooLarge):  # raised while the handler read a streamed body
+            return error_response(413, f"Request body too large: the limit is {runtime.settings.max_body} bytes.",
+                                  "send a smaller body")
         return error_response(500, "Internal server error.", "the error was logged; try again later")
 
     routes = [
@@ -165,6 +172,9 @@ def build_starlette(runtime: Runtime) -> Starlette:
         Route("/api/search", search, methods=["GET", "HEAD"]),
         Route("/api/names/{slug}", name, methods=["GET", "HEAD"]),
         Route("/api/categories/{slug}", category, methods=["GET", "HEAD"]),
+        Route("/api/names/{slug}/", without_slash, methods=["GET", "HEAD"]),
+        Route("/api/categories/{slug}/", without_slash, methods=["GET", "HEAD"]),
+        Route("/api", api_fallback, methods=ALL_METHODS),
         Route("/api/{rest:path}", api_fallback, methods=ALL_METHODS),
         Route("/ask", ask, methods=["POST"]),
         Route("/ask", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),

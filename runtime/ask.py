@@ -112,6 +112,8 @@ def parse_ask_request(body: bytes, headers: dict[str, str], site: str) -> AskReq
         if "streaming" in flags and not isinstance(flags["streaming"], bool):
             raise BadAsk(f"'{where}' must be true or false.", f'send "{where.split(".")[-1]}": true')
     streaming = prefer.get("streaming") is True or data.get("streaming") is True or wants_streaming(headers)
+    if query is not None and not isinstance(query, str):
+        raise BadAsk(f"'query' must be text, not {type(query).__name__}.", 'send {"query": "Was bedeutet Spatzl?"}')
     if not isinstance(query, str):
         raise BadAsk("'query' is required: a question as text (or {\"text\": …} in the NLWeb shape).",
                      'send {"query": "Wie kann ich meinen Freund liebevoll nennen?"}')

@@ -26,7 +26,7 @@ class CORSMiddleware:
         if scope["method"] == "OPTIONS" and any(k == b"access-control-request-method" for k, _ in scope["headers"]):
             await send({"type": "http.response.start", "status": 204, "headers": [
                 *CORS_HEADERS,
-                (b"access-control-allow-methods", b"GET, HEAD, POST, DELETE, OPTIONS"),
+                (b"access-control-allow-methods", b"GET, HEAD, POST, OPTIONS"),
                 (b"access-control-allow-headers", ALLOWED_HEADERS),
                 (b"access-control-max-age", b"86400"),
                 (b"content-length", b"0"),

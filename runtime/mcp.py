@@ -26,7 +26,7 @@ from starlette.routing import BaseRoute, Route
 
 from petgen.content import closest
 from petgen.discovery import reverse_dns
-from petgen.schemas import DEFS
+from petgen.schemas import DEFS, referenced
 from petgen.text import slugify
 from runtime.dist import Dist
 from runtime.names import BadRequest, ListQuery, list_page
@@ -45,8 +45,9 @@ READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotent
 
 
 def output_schema(name: str) -> dict[str, Any]:
-    """A resource schema from petgen.schemas as a standalone object schema for `outputSchema`."""
-    return {**DEFS[name], "$defs": DEFS}
+    """A resource schema from petgen.schemas as a standalone object schema for `outputSchema`,
+    with only the definitions it uses."""
+    return {**DEFS[name], "$defs": {k: v for k, v in referenced(name).items() if k != name}}
 
 
 def _result(data: Any) -> CallToolResult:

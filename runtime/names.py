@@ -100,8 +100,10 @@ def unknown_or_redirect(request: Request, dist: Dist, slug: str, prefix: str, su
         if request.url.query:
             location += f"?{request.url.query}"
         return RedirectResponse(location, status_code=301)
-    suggestion = closest(canonical or slug, dist.slugs)
-    hint = f"search with /api/search?q={quote(slug)} or list all names at /api/names"
+    shown = slug if len(slug) <= 80 else slug[:77] + "…"
+    suggestion = closest(canonical or slug, dist.slugs) if len(slug) <= 80 else None
+    words = " ".join(slug.replace("-", " ").split())[:80]
+    hint = f"search with /api/search?q={quote(words)} or list all names at /api/names"
     if suggestion:
         hint = f"did you mean '{suggestion}' ({prefix}{suggestion}{suffix})? Or {hint}"
-    return error_response(404, f"No name with the slug '{slug}'.", hint)
+    return error_response(404, f"No name with the slug '{shown}'.", hint)

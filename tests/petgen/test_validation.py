@@ -185,3 +185,18 @@ def test_fast_construction_equals_pyyaml() -> None:
             'e: 2026-11-22\nf: !!str 12\ng: ~\n')
     fast, slow = ContentLoader(text), ContentLoader(text)
     assert _construct(fast, fast.get_single_node()) == slow.construct_document(slow.get_single_node())
+
+
+def test_a_broken_entry_does_not_cascade_into_its_relatives(content: Path) -> None:
+    (content / "names" / "hasi.md").write_text(replace_line(entry_text("Hasi"), 7, "catgories: [tiere]"))
+    linking = entry_text("Hase").replace("faq:\n", "related: [hasi]\nfaq:\n", 1)
+    found = problems_for(content, "hase", linking)
+    assert not any("hase.md" in f for f in found)  # the link to hasi is fine: hasi's own errors are listed
+    assert any("hasi.md:7: unknown key 'catgories'" in f for f in found)
+
+
+def test_placeholders_in_every_field(content: Path) -> None:
+    text = replace_line(entry_text("Hasi"), 3, "pronunciation: TODO")
+    (content / "names" / "hasi.md").write_text(text, encoding="utf-8")
+    messages = [p.format() for p in load_knowledge_base(content).warnings]
+    assert any("hasi.md:3: warning: placeholder text 'TODO' in pronunciation" in m for m in messages)

@@ -14,6 +14,7 @@ import pytest
 import uvicorn
 
 from petgen.build import build
+from petgen.cli import uvicorn_options
 from runtime.app import create_app
 from runtime.settings import Settings
 from tests.conftest import write_site
@@ -30,7 +31,8 @@ def running_server(dist: Path, port: int | None = None, **settings: object) -> I
     """A real uvicorn server for `dist` on a free loopback port, in a thread; yields its base URL."""
     port = port or free_port()
     app = create_app(Settings(dist=dist, **{"rate_limit": 1000, **settings}))  # type: ignore[arg-type]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
+    options = {**uvicorn_options("127.0.0.1", port), "log_level": "warning"}
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", **options))  # type: ignore[arg-type]
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -72,3 +74,28 @@ def test_real_server_serves_follows_and_caches(server: str) -> None:
         head = client.head("/api/names/oelprinz")
         assert head.status_code == 200 and head.content == b""
         assert client.get("/api/names/nope").json()["error"]["code"] == "not_found"
+
+
+def test_forwarded_for_does_not_reset_the_budget(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Behind no trusted proxy, X-Forwarded-For must not choose the rate-limit key (as served by `petgen serve`)."""
+    root = tmp_path_factory.mktemp("xff")
+    build(write_site(root / "content"), root / "dist", base_url="http://127.0.0.1")
+    with running_server(root / "dist", rate_limit=2) as base, httpx.Client(base_url=base) as client:
+        assert [client.get("/api/status").status_code for _ in range(2)] == [200, 200]
+        spoofed = client.get("/api/status", headers={"X-Forwarded-For": "1.2.3.4"})
+        assert spoofed.status_code == 429
+
+
+def test_chunked_body_over_the_limit_is_413(tmp_path_factory: pytest.TempPathFactory) -> None:
+    root = tmp_path_factory.mktemp("chunked")
+    build(write_site(root / "content"), root / "dist", base_url="http://127.0.0.1")
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(70):
+            yield b"x" * 1024
+
+    with running_server(root / "dist", max_body=64 * 1024) as base:
+        for path in ("/ask", "/mcp"):
+            response = httpx.post(base + path, content=chunks(), headers={"content-type": "application/json"})
+            assert response.status_code == 413, (path, response.text)
+            assert response.json()["error"]["code"] == "payload_too_large"
