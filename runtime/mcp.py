@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 import orjson
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
@@ -162,7 +162,7 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> MCPSe
         d = dist()
         file = d.routes.get(f"/api/names/{slug}")
         if file is None:
-            raise ResourceError(str(_unknown_slug(d, slug)))
+            raise ResourceNotFoundError(str(_unknown_slug(d, slug)))  # JSON-RPC -32602, with the hint
         return file.body.decode()
 
     @server.prompt(name="find_petname", title="Find a pet name",

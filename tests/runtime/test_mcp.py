@@ -71,6 +71,9 @@ async def session(base: str, mode: str) -> dict[str, Any]:
         assert templates == ["petname://names/{slug}"]
         for uri in sorted(uris) + ["petname://names/baerchen"]:
             found[uri] = (await client.read_resource(uri)).contents[0].text
+        with pytest.raises(Exception) as missing:
+            await client.read_resource("petname://names/baerchn")
+        assert "Did you mean 'baerchen'?" in str(missing.value)
         prompts = (await client.list_prompts()).prompts
         assert [p.name for p in prompts] == ["find_petname"]
         prompt = await client.get_prompt("find_petname", {"recipient": "my girlfriend", "mood": "verspielt",
