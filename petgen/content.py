@@ -283,7 +283,7 @@ def _load_vocabulary(path: Path, fields: tuple[str, ...], problems: Problems) ->
     data, lines = parse_yaml(text, str(path), problems)
     if not isinstance(data, list):
         if data is not None or not any(p.path == str(path) for p in problems.items):
-            problems.add(str(path), 1, f"{path.name} must be a YAML list of entries", f"start each entry with '- slug: …'")
+            problems.add(str(path), 1, f"{path.name} must be a YAML list of entries", "start each entry with '- slug: …'")
         return []
     result: list[dict[str, Any]] = []
     seen: set[str] = set()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from petgen.kb import KnowledgeBase
-from petgen.resources import category_resource, category_summary, name_resource, name_summary
+from petgen.resources import category_resource, name_resource, name_summary
 from petgen.schemas import DEFS
 
 OPENAPI_VERSION = "1.0.0"

@@ -44,7 +44,7 @@ def test_check_lists_problems_then_errors(runner: CliRunner, content: Path) -> N
 def test_build_summary_and_missing_content(runner: CliRunner, content: Path, tmp_path: Path) -> None:
     result = runner.invoke(cli, ["build", "--content", str(content), "--out", str(tmp_path / "d")])
     assert result.exit_code == 0
-    assert result.output.startswith(f"Built 6 names, 15 categories, 10 moods → ")
+    assert result.output.startswith("Built 6 names, 15 categories, 10 moods → ")
     missing = runner.invoke(cli, ["build", "--content", str(tmp_path / "nope"), "--out", str(tmp_path / "d")])
     assert missing.exit_code == 1
     assert missing.output.endswith("Error: content has 1 error; nothing was written.\n")
