@@ -19,7 +19,7 @@ from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -42,6 +42,25 @@ Everything is licensed CC BY 4.0: when you quote or use an entry, attribute it a
 """
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+
+
+class AgentTool(Tool):
+    """A tool whose argument errors read as instructions (`limit: must be at most 50`), not as a
+    pydantic report with documentation links."""
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        try:
+            return await super().run(arguments, context, convert_result)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if not isinstance(cause, ValidationError):
+                raise
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
+                for error in cause.errors(include_url=False)
+            )
+            raise ToolError(f"Invalid arguments for {self.name}: {problems}. The tool's inputSchema lists "
+                            "every argument with its type and bounds.") from cause
 
 
 def output_schema(name: str) -> dict[str, Any]:
@@ -130,7 +149,7 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> MCPSe
          "prefix and compound aware). Results are ranked with a score; total counts all matches.",
          "SearchResults"),
     ):
-        tool = Tool.from_function(fn, title=title, description=description, annotations=READ_ONLY)
+        tool = AgentTool.from_function(fn, title=title, description=description, annotations=READ_ONLY)
         tool.fn_metadata.output_schema = output_schema(schema)
         tools.append(tool)
 

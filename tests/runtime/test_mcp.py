@@ -64,6 +64,9 @@ async def session(base: str, mode: str) -> dict[str, Any]:
         assert bad.is_error and "Did you mean 'tiere'?" in bad.content[0].text and "Valid values:" in bad.content[0].text
         too_big = await client.call_tool("search", {"query": "maus", "limit": 500})
         assert too_big.is_error
+        assert too_big.content[0].text == ("Invalid arguments for search: limit: Input should be less than or equal "
+                                           "to 50. The tool's inputSchema lists every argument with its type and "
+                                           "bounds.")
 
         uris = {str(r.uri) for r in (await client.list_resources()).resources}
         assert uris == {"petname://names", "petname://categories", "petname://corpus"}
