@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from statistics import mean
 
@@ -13,14 +14,34 @@ TEXT_FIELDS = ("meaning", "origin", "usage")
 LIST_FIELDS = ("examples", "variants", "keywords", "faq", "related", "categories", "moods")
 
 
+def width(text: str) -> int:
+    """Terminal columns: wide characters (most emoji) take two, combining marks and selectors none."""
+    columns, last = 0, 0
+    for char in text:
+        if char == "\ufe0f":  # emoji presentation selector: the character before it is shown wide
+            columns += 2 - last
+            last = 2
+            continue
+        if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me", "Cf"):
+            continue
+        last = 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+        columns += last
+    return columns
+
+
+def pad(text: str, columns: int, right: bool) -> str:
+    fill = " " * max(0, columns - width(text))
+    return fill + text if right else text + fill
+
+
 def table(headers: list[str], rows: list[list[object]]) -> str:
-    """Left-aligned text columns, right-aligned numbers."""
+    """Left-aligned text columns, right-aligned numbers, aligned by display width."""
     cells = [headers] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    widths = [max(width(r[i]) for r in cells) for i in range(len(headers))]
     numeric = [all(isinstance(row[i], (int, float)) for row in rows) for i in range(len(headers))]
     lines = []
     for n, row in enumerate(cells):
-        lines.append("  ".join(c.rjust(w) if numeric[i] else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))))
+        lines.append("  ".join(pad(c, w, numeric[i]) for i, (c, w) in enumerate(zip(row, widths))))
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(line.rstrip() for line in lines)

@@ -19,7 +19,7 @@ from petgen.resources import encode, status_resource
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.cors import CORS_HEADERS, CORSMiddleware
 from runtime.dist import Dist, StaticFile
-from runtime.errors import error_response
+from runtime.errors import error_response, use_license
 from runtime.guard import BodyTooLarge, GuardMiddleware
 from runtime.mcp import build_mcp, mcp_routes
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
@@ -45,6 +45,7 @@ class Runtime:
 
     def _load(self) -> Dist:
         dist = Dist.load(self.settings.dist)
+        use_license(dict(dist.site.license))
         # The loaded dist is long-lived and large (10,000 entries: ~500,000 objects); moving it out of
         # the garbage collector's view keeps full collections from pausing requests.
         gc.collect()

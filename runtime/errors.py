@@ -6,7 +6,13 @@ import orjson
 from starlette.responses import Response
 
 JSON = "application/json; charset=utf-8"
-LICENSE = {"name": "CC BY 4.0", "url": "https://creativecommons.org/licenses/by/4.0/"}
+LICENSE = {"name": "CC BY 4.0", "url": "https://creativecommons.org/licenses/by/4.0/"}  # until a dist is loaded
+
+
+def use_license(license: dict[str, str]) -> None:
+    """Carry the loaded site's license (with its attribution) in every error body, like every other body."""
+    LICENSE.clear()
+    LICENSE.update(license)
 DOCS = "/openapi.json"
 
 CODES = {

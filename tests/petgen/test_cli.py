@@ -82,3 +82,11 @@ def test_stats_table(runner: CliRunner, content: Path) -> None:
                for line in lines)
     assert any(line.split() == ["examples", "6/6", "4", "4", "4"] for line in lines)
     assert lines[-2:] == ["2026-11-01           aeffchen", "2026-11-01           apfel"]
+
+
+def test_stats_columns_count_display_width() -> None:
+    from petgen.stats import table, width
+
+    assert [width(t) for t in ("🐾", "🏔️", "ä", "a\u0301", "Für")] == [2, 2, 1, 1, 3]
+    lines = table(["title", "n"], [["🏔️ Berge", 1], ["Süßes", 22]]).splitlines()
+    assert [width(line) for line in lines] == [width(lines[0])] * 4
