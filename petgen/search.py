@@ -78,11 +78,11 @@ def stems(word: str) -> tuple[str, ...]:
     return (german,) if german == english else (german, english)
 
 
-def analyze(text: str, *, keep_stopwords: bool = False) -> list[str]:
+def analyze(text: str) -> list[str]:
     """Words to search for: folded, without stopwords (unless nothing else is left)."""
     found = words(text)
     kept = [w for w in found if w not in STOPWORDS]
-    return found if keep_stopwords or not kept else kept
+    return kept or found
 
 
 # ---------------------------------------------------------------------------------------------

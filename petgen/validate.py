@@ -8,12 +8,12 @@ that show the name, repeated sentences, IPA characters, placeholder text) are wa
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 
 from petgen.content import Category, Entry, Mood, did_you_mean
 from petgen.problems import Problems
-from petgen.text import slugify, strip_accents, word_count
+from petgen.search import words
+from petgen.text import slugify, word_count
 
 EXAMPLES = 4
 CATEGORIES_PER_ENTRY = (1, 4)
@@ -33,13 +33,10 @@ IPA_CHARS = frozenset(
 PLACEHOLDER = re.compile(r"\b(TODO|FIXME|TBD|XXX|lorem ipsum|lorem)\b", re.IGNORECASE)
 # A sentence ends at . ! ? … before a capital or an opening quote, but not after an ordinal ("18. Jahrhundert").
 SENTENCE_END = re.compile(r"(?<=[.!?…])(?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")
-_FOLD = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss",
-                       **{c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~„“”‚‘’«»–—…·"}})
-
-
 def fold(text: str) -> str:
-    """Fold for loose comparison: case, umlauts, accents, punctuation, runs of spaces."""
-    return " ".join(strip_accents(unicodedata.normalize("NFC", text).casefold().translate(_FOLD)).split())
+    """Fold for loose comparison, exactly as the search engine folds: case, umlauts and their ae/oe/ue
+    spellings, accents, punctuation, runs of spaces."""
+    return " ".join(words(text))
 
 
 def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems,

@@ -53,7 +53,6 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"\bwas\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
 )]
 _TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
-ENGLISH_HINTS = frozenset("what which how does mean the for my a an names nickname call cute that".split())
 
 
 class BadAsk(Exception):
@@ -145,7 +144,6 @@ class Understanding:
     categories: list[str] = field(default_factory=list)
     moods: list[str] = field(default_factory=list)
     define: str | None = None  # the name asked about in "what does X mean"
-    language: str = "de"
 
 
 def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozenset()) -> Understanding:
@@ -155,7 +153,7 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
     recipient (`Blume`, `funny`), stays a search word besides its intent.
     """
     tokens = words(question)
-    result = Understanding(words=[], language="en" if sum(t in ENGLISH_HINTS for t in tokens) >= 2 else "de")
+    result = Understanding(words=[])
     for pattern in DEFINITION:
         match = pattern.search(question)
         if match:

@@ -78,7 +78,7 @@ class Dist:
             found.setdefault(" ".join(words(item["title"])), []).append(doc)
         return found
 
-    @property
+    @cached_property
     def title_words(self) -> frozenset[str]:
         return frozenset(self.docs_by_title)
 
