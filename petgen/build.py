@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,19 +44,39 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     `progress`, if given, is called with counts of entries done: once while loading, once while writing.
     """
     started = time.perf_counter()
-    kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress)
-    tmp = new_build_dir(out_dir)
-    try:
-        writer = DistWriter(tmp)
-        emit_entries(kb, writer, progress=progress,
-                     meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
-                                        emit_site(kb, writer), emit_openapi_and_discovery(kb, writer)))
-        emit_manifest(kb, writer)
-        swap_in(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with collector_paused():
+        kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress)
+        tmp = new_build_dir(out_dir)
+        try:
+            writer = DistWriter(tmp)
+            emit_entries(kb, writer, progress=progress,
+                         meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
+                                            emit_site(kb, writer), emit_openapi_and_discovery(kb, writer)))
+            emit_manifest(kb, writer)
+            swap_in(tmp, out_dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector for the duration of a build.
+
+    A build allocates millions of small, acyclic objects (parsed entries, postings, page dicts) and
+    frees them by reference counting; the collector would scan the growing heap again and again
+    for cycles there are none of (40 % of the build's time at 10,000 entries). Whatever cycles do
+    form are collected once at the end. Forked workers inherit the paused state.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+        gc.collect()
 
 
 def emit_manifest(kb: KnowledgeBase, writer: DistWriter) -> None:
