@@ -6,20 +6,29 @@ from petgen.content import Entry, Site
 from petgen.dist import DistWriter
 from petgen.kb import KnowledgeBase
 from petgen.resources import (
-    DEFAULT_LIMIT, category_list, category_resource, category_summary, encode, filter_summaries, license_of,
+    DEFAULT_LIMIT, category_list, category_resource, category_summary, encode, license_of,
     list_route, name_list, name_resource, name_summary, status_resource,
 )
 
 DATA_FILE = "_data/index.json"
 
 
-def list_filters(kb: KnowledgeBase, summaries: list[dict]) -> list[tuple[str | None, str | None]]:
-    """Every precomputed filter: none, each category, each mood, each non-empty category×mood pair."""
-    filters: list[tuple[str | None, str | None]] = [(None, None)]
-    filters += [(c.slug, None) for c in kb.categories]
-    filters += [(None, m.slug) for m in kb.moods]
-    pairs = {(c, m) for item in summaries for c in item["categories"] for m in item["moods"]}
-    filters += [(c.slug, m.slug) for c in kb.categories for m in kb.moods if (c.slug, m.slug) in pairs]
+def list_filters(kb: KnowledgeBase, summaries: list[dict]) -> dict[tuple[str | None, str | None], list[dict]]:
+    """Every precomputed filter with its matching summaries, in list order: none, each category, each
+    mood, each non-empty category×mood pair. One pass over the summaries, not one per filter."""
+    filters: dict[tuple[str | None, str | None], list[dict]] = {(None, None): summaries}
+    filters.update({(c.slug, None): [] for c in kb.categories})
+    filters.update({(None, m.slug): [] for m in kb.moods})
+    pairs: dict[tuple[str | None, str | None], list[dict]] = {}
+    for item in summaries:
+        for c in item["categories"]:
+            filters[c, None].append(item)
+            for m in item["moods"]:
+                pairs.setdefault((c, m), []).append(item)
+        for m in item["moods"]:
+            filters[None, m].append(item)
+    filters.update({(c.slug, m.slug): pairs[c.slug, m.slug] for c in kb.categories for m in kb.moods
+                    if (c.slug, m.slug) in pairs})
     return filters
 
 
@@ -39,8 +48,8 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     site, license_ = kb.site, license_of(kb.site)
     summaries = [name_summary(e, site) for e in kb.entries]
 
-    for category, mood in list_filters(kb, summaries):
-        matching = filter_summaries(summaries, category, mood)
+    filters = list_filters(kb, summaries)
+    for (category, mood), matching in filters.items():
         for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
             page = name_list(matching, category=category, mood=mood, limit=DEFAULT_LIMIT, offset=offset,
                              base_url=site.base_url, license=license_)
@@ -49,7 +58,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
 
     items = []
     for category in kb.categories:
-        names = filter_summaries(summaries, category.slug, None)
+        names = filters[category.slug, None]
         items.append(category_summary(category, len(names), site))
         writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
                           encode(category_resource(category, names, site)))

@@ -129,9 +129,16 @@ def build_index(documents: list[Document]) -> dict[str, Any]:
     # and, for names (titles and variants), every tail of four letters or more (`Quatschkopf` → `kopf`).
     known = {w for w, postings in word_post.items() if len(w) >= 3 and
              any(weight > WEIGHTS["meaning"] for weight in postings.values())}
+    parts_of: dict[tuple[str, bool], list[str]] = {}  # most words recur across documents
     for doc, seen in enumerate(doc_words):
         for word, weight in seen.items():
-            for part in compound_parts(word, known, tails=weight >= WEIGHTS["variants"]):
+            if len(word) < 6:
+                continue
+            key = (word, weight >= WEIGHTS["variants"])
+            parts = parts_of.get(key)
+            if parts is None:
+                parts = parts_of[key] = compound_parts(word, known, tails=key[1])
+            for part in parts:
                 _add(part_post, part, doc, weight)
     return {
         "docs": [[d.slug, d.title, d.meaning, d.url] for d in documents],

@@ -31,6 +31,7 @@ IPA_CHARS = frozenset(
     "ːˑˈˌ\u032f\u0303\u0329\u0325\u02b0\u02b7\u0361. \u203f"
 )
 PLACEHOLDER = re.compile(r"\b(TODO|FIXME|TBD|XXX|lorem ipsum|lorem)\b", re.IGNORECASE)
+_PLACEHOLDER_WORDS = ("todo", "fixme", "tbd", "xxx", "lorem")  # a cheap test before the regex
 # A sentence ends at . ! ? … before a capital or an opening quote, but not after an ordinal ("18. Jahrhundert").
 SENTENCE_END = re.compile(r"(?<=[.!?…])(?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")
 def fold(text: str) -> str:
@@ -126,7 +127,8 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
         if not mentions(example, forms):
             problems.add(path, entry.line_of(f"examples[{i}]"), f"example {i + 1} does not contain '{entry.title}' "
                          "or one of its variants", warning=True)
-    if PLACEHOLDER.search("\n".join(text for _, text in _texts(entry, all_fields=True))):
+    everything = "\n".join(text for _, text in _texts(entry, all_fields=True)).lower()
+    if any(word in everything for word in _PLACEHOLDER_WORDS) and PLACEHOLDER.search(everything):
         for key, text in _texts(entry, all_fields=True):
             match = PLACEHOLDER.search(text)
             if match:
@@ -184,7 +186,21 @@ def check_variants(entries: list[Entry], problems: Problems) -> None:
                              f"another entry ({other.path})", f"remove it from variants and add '{other.slug}' to related")
 
 
-_FIVE_WORDS = re.compile(r"(?:\S*\w\S*\s+){4}\S*\w")  # five whitespace-separated tokens with a letter or digit
+_WORD_CHAR = re.compile(r"\w")
+
+
+def has_five_words(text: str) -> bool:
+    """True if five whitespace-separated tokens in a row contain a letter or digit (linear time; the
+    equivalent regex backtracks badly on short sentences)."""
+    run = 0
+    for token in text.split():
+        if _WORD_CHAR.search(token) is None:
+            run = 0
+            continue
+        run += 1
+        if run == 5:
+            return True
+    return False
 
 
 def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
@@ -196,7 +212,7 @@ def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
             continue
         for sentence in SENTENCE_END.split(text):
             norm = " ".join(sentence.casefold().split()).rstrip(".!?… ")
-            if norm in own or not _FIVE_WORDS.search(norm):
+            if norm in own or not has_five_words(norm):
                 continue
             own.add(norm)
             result.append((key, norm, sentence))
