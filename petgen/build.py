@@ -38,20 +38,22 @@ class BuildResult:
 
 
 def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, strict: bool = False,
-          progress: Callable[[int], None] | None = None) -> BuildResult:
+          cache_dir: Path | None = None, progress: Callable[[int], None] | None = None) -> BuildResult:
     """Load, validate, emit everything into a fresh directory, then swap it in for `out_dir`.
 
+    `cache_dir` holds parsed entries between builds (petgen/cache.py); None parses every file.
     `progress`, if given, is called with counts of entries done: once while loading, once while writing.
     """
     started = time.perf_counter()
     with collector_paused():
-        kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress)
+        kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
+                                 cache_dir=cache_dir)
         tmp = new_build_dir(out_dir)
         try:
             writer = DistWriter(tmp)
             emit_entries(kb, writer, progress=progress,
                          meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
-                                            emit_site(kb, writer), emit_openapi_and_discovery(kb, writer)))
+                                            emit_site(kb, writer), emit_openapi_and_discovery(kb, writer, cache_dir)))
             emit_manifest(kb, writer)
             swap_in(tmp, out_dir)
         except BaseException:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from pathlib import Path
@@ -19,6 +20,21 @@ OUT = click.option("--out", "out_dir", type=click.Path(path_type=Path), default=
                    help="Output directory; replaced atomically.")
 
 
+
+def cache_options(f):  # type: ignore[no-untyped-def]
+    """`--cache-dir DIR` and `--no-cache`, passed on as one `cache_dir` (None: parse everything)."""
+    def with_cache_dir(*args, cache_dir: Path, no_cache: bool, **kwargs):  # type: ignore[no-untyped-def]
+        return f(*args, cache_dir=None if no_cache else cache_dir, **kwargs)
+
+    with_cache_dir = functools.update_wrapper(with_cache_dir, f)
+    with_cache_dir = click.option("--no-cache", is_flag=True, help="Parse every entry again; read and write no cache.")(
+        with_cache_dir)
+    return click.option("--cache-dir", type=click.Path(path_type=Path), default=Path(".petgen/cache"),
+                        envvar="PETGEN_CACHE_DIR", show_default=True,
+                        help="Cache of parsed entries: unchanged files are not parsed again. "
+                             "[env: PETGEN_CACHE_DIR]")(with_cache_dir)
+
+
 def _print_problems(exc: ContentError) -> None:
     for problem in exc.problems:
         click.echo(problem.format(), err=True)
@@ -33,12 +49,13 @@ def cli() -> None:
 @cli.command()
 @CONTENT
 @click.option("--strict", is_flag=True, help="Treat warnings (the content guide's soft rules) as errors.")
-def check(content_dir: Path, strict: bool) -> None:
+@cache_options
+def check(content_dir: Path, strict: bool, cache_dir: Path | None) -> None:
     """Validate the content and list every problem as path:line: message."""
     from petgen.kb import load_knowledge_base
 
     try:
-        kb = load_knowledge_base(content_dir, strict=strict)
+        kb = load_knowledge_base(content_dir, strict=strict, cache_dir=cache_dir)
     except ContentError as exc:
         _print_problems(exc)
         raise
@@ -53,7 +70,8 @@ def check(content_dir: Path, strict: bool) -> None:
 @OUT
 @click.option("--base-url", help="Public base URL for every `url` and `nextUrl` (default: site.yml).")
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool) -> None:
+@cache_options
+def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, cache_dir: Path | None) -> None:
     """Compile the content into dist/: JSON API, pages, manifest, CDN rules."""
     from petgen.build import build as run_build
     from petgen.content import entry_files
@@ -63,7 +81,7 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool) 
     if count >= PROGRESS_FROM and click.get_text_stream("stderr").isatty():
         bar = click.progressbar(length=2 * count, label="Building", file=click.get_text_stream("stderr"))
     try:
-        result = run_build(content_dir, out_dir, base_url=base_url, strict=strict,
+        result = run_build(content_dir, out_dir, base_url=base_url, strict=strict, cache_dir=cache_dir,
                            progress=bar.update if bar else None)
     except ContentError as exc:
         _print_problems(exc)
@@ -109,7 +127,7 @@ def _settings(dist_dir: Path, state_dir: Path, rate_limit: int, trusted_proxies:
     return Settings(dist=dist_dir, state_dir=state_dir, rate_limit=rate_limit, trusted_proxies=networks)
 
 
-def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str) -> None:
+def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: Path | None = None) -> None:
     """Build when dist is missing, older than the content, or made for another base URL."""
     import orjson
 
@@ -127,7 +145,7 @@ def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str) -> None:
             raise click.ClickException(f"{dist_dir} is not built and there is no content directory {content_dir}; "
                                        "pass --content DIR")
         try:
-            result = run_build(content_dir, dist_dir, base_url=base_url)
+            result = run_build(content_dir, dist_dir, base_url=base_url, cache_dir=cache_dir)
         except ContentError as exc:
             _print_problems(exc)
             raise
@@ -168,7 +186,7 @@ def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str
     """Serve the API and pages (building first when dist is missing or stale)."""
     from runtime.app import create_app
 
-    _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}")
+    _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}", state_dir / "cache")
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies)
     _run(create_app(settings) if server == "uvicorn" else None, host, port, server, settings)
 
@@ -184,7 +202,7 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
     from runtime.app import create_app
 
     url = base_url or f"http://{host}:{port}"
-    _ensure_built(content_dir, dist_dir, url)
+    _ensure_built(content_dir, dist_dir, url, state_dir / "cache")
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies)
     app = create_app(settings)
     stop = threading.Event()
@@ -193,7 +211,7 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
         for changes in watch(content_dir, stop_event=stop, debounce=300):
             click.echo(f"{len(changes)} change(s) in {content_dir}; rebuilding …")
             try:
-                result = run_build(content_dir, dist_dir, base_url=url)
+                result = run_build(content_dir, dist_dir, base_url=url, cache_dir=state_dir / "cache")
             except ContentError as exc:
                 _print_problems(exc)
                 click.echo(f"Error: {exc.message} Still serving the previous build.", err=True)

@@ -10,11 +10,14 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
 
+from petgen.cache import cached, fingerprint
 from petgen.dist import HTML, TEXT, DistWriter
 from petgen.kb import KnowledgeBase
 from petgen.llms import corpus_markdown, llms_txt
@@ -115,8 +118,22 @@ def robots_txt(base: str) -> str:
             f"models is at {base}/llms.txt.\n")
 
 
-def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
-    """Write the OpenAPI document, its HTML rendering and every discovery document."""
+def server_card_key(kb: KnowledgeBase) -> str:
+    """What the server card depends on: the site, the runtime's and petgen's code, the MCP SDK."""
+    from importlib.metadata import version
+
+    site = kb.site
+    parts = [site.base_url, site.api_version, site.name, fingerprint("petgen", "runtime"), version("mcp"),
+             version("pydantic")]
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=12).hexdigest()
+
+
+def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter, cache_dir: Path | None = None) -> None:
+    """Write the OpenAPI document, its HTML rendering and every discovery document.
+
+    The MCP server card is listed by the MCP server itself, which means importing the MCP SDK (half
+    a second); with `cache_dir` the card is kept for as long as neither the site nor the code changes.
+    """
     base = kb.site.base_url
     document = openapi_document(kb)
     writer.add_file("/openapi.json", "openapi.json", _json(document), JSON)
@@ -129,7 +146,7 @@ def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
                     headers={"Link": catalog_link})
     writer.add_file("/.well-known/oauth-protected-resource", ".well-known/oauth-protected-resource",
                     _json(protected_resource(kb)), JSON)
-    card = _json(server_card(kb))
+    card = cached(cache_dir, "server-card", server_card_key(kb), lambda: _json(server_card(kb)))
     writer.add_file("/.well-known/mcp/server-card.json", ".well-known/mcp/server-card.json", card, JSON)
     writer.add_file("/mcp/server-card", "mcp/server-card.json", card, JSON)
     jwks = {"keys": [key for bot in kb.bots for key in bot["keys"]]}

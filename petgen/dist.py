@@ -22,6 +22,33 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=60, must-revalidate"
 
 
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Write a new file with three system calls (open, write, close). Python's `open()` adds a stat, an
+    isatty check and seeks, which is most of the cost of writing 20,000 small files."""
+    fd = os.open(path, _CREATE, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def read_file(path: str | os.PathLike[str]) -> bytes:
+    """Read a whole file with open, read until end, close (see `write_file`)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def content_hash(data: bytes) -> str:
     """The ETag of a file: 12 hex digits of its BLAKE2b hash."""
     return hashlib.blake2b(data, digest_size=6).hexdigest()
@@ -37,13 +64,20 @@ class DistWriter:
     _dirs: set[str] = field(default_factory=set)
 
     def _write(self, rel: str, data: bytes) -> None:
-        parent = os.path.dirname(rel)
-        if parent not in self._dirs:  # one mkdir per directory, not per file
-            os.makedirs(os.path.join(self.root, parent), exist_ok=True)
-            self._dirs.add(parent)
-        with open(os.path.join(self.root, rel), "wb") as f:
-            f.write(data)
+        self._mkdir(os.path.dirname(rel))
+        write_file(os.path.join(self.root, rel), data)
         self.files += 1
+
+    def _mkdir(self, rel: str) -> None:
+        """Create a directory of the tree once: one `mkdir` call, its parents first."""
+        if rel in self._dirs or not rel:
+            return
+        self._mkdir(os.path.dirname(rel))
+        try:
+            os.mkdir(os.path.join(self.root, rel))
+        except FileExistsError:  # made by another worker writing into the same tree
+            pass
+        self._dirs.add(rel)
 
     def add_hashed(self, route: str | None, stem: str, data: bytes, content_type: str = JSON,
                    ext: str = "json") -> str:

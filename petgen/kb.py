@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ from petgen.content import (
     Category, Entry, Mood, Site, entry_files, load_categories, load_moods, load_site, parse_entry,
 )
 from petgen.bots import load_bots
+from petgen.dist import read_file
+from petgen.cache import EntryCache, entry_key
 from petgen.lexicon import load_lexicon
 from petgen.problems import ContentError, Problem, Problems
 from petgen.text import collation_key
@@ -48,46 +51,77 @@ class KnowledgeBase:
         return max((e.lastReviewed for e in self.entries), default="1970-01-01")
 
 
-def _parse_file(path: Path) -> tuple[Entry | None, list[Problem], bytes]:
-    raw = path.read_bytes()
+def _parse_source(path: str, raw: bytes) -> tuple[Entry | None, list[Problem]]:
+    """Parse one entry file's bytes and run the checks that need no other entry."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, [Problem(str(path), 1, f"not valid UTF-8 ({exc.reason})", "save the file as UTF-8")], raw
-    entry, problems = parse_entry(str(path), text)
+        return None, [Problem(path, 1, f"not valid UTF-8 ({exc.reason})", "save the file as UTF-8")]
+    entry, problems = parse_entry(path, text)
     if entry is not None:
         collected = Problems(problems)
         check_entry_alone(entry, collected)
         problems = collected.items
-    return entry, problems, raw
+    return entry, problems
+
+
+def _parse_chunk(sources: list[tuple[str, str, bytes]]) -> bytes:
+    """Parse (key, path, bytes) sources in a worker; the pickled records go to the build and the cache."""
+    return pickle.dumps([(key, *_parse_source(path, raw)) for key, path, raw in sources],
+                        protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
-                 progress: Progress | None = None) -> tuple[list[Entry], str]:
-    """Parse every names/*.md (in parallel for large corpora); return entries and a hash of the sources."""
+                 progress: Progress | None = None, cache_dir: Path | None = None) -> tuple[list[Entry], str]:
+    """Parse every names/*.md; return the entries and a hash of the sources.
+
+    Files found in the cache (`cache_dir`, see petgen/cache.py) are not parsed again; the others are
+    parsed in worker processes when there are many of them, and stored in the cache.
+    """
     files = entry_files(content_dir)
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers > 1 and len(files) >= PARALLEL_THRESHOLD:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = []
-            for result in pool.map(_parse_file, files, chunksize=max(1, len(files) // (workers * 8))):
-                results.append(result)
-                if progress:
-                    progress(1)
-    else:
-        results = [_parse_file(f) for f in files]
+    cache = EntryCache(cache_dir, content_dir)
     digest = hashlib.blake2b(digest_size=16)
-    entries = []
-    for path, (entry, entry_problems, raw) in zip(files, results):
-        problems.extend(entry_problems)
+    keys, results, missing = [], {}, []
+    for path in files:
+        raw = read_file(path)
         digest.update(path.name.encode() + b"\0" + raw + b"\0")
+        key = entry_key(str(path), raw)
+        keys.append(key)
+        found = cache.get(key)
+        if found is None:
+            missing.append((key, str(path), raw))
+        else:
+            results[key] = found
+    if progress and cache.hits:
+        progress(cache.hits)
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers > 1 and len(missing) >= PARALLEL_THRESHOLD:
+        size = max(1, len(missing) // (workers * 8))
+        chunks = [missing[i:i + size] for i in range(0, len(missing), size)]
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for blob in pool.map(_parse_chunk, chunks):
+                records = cache.add_chunk(blob)
+                for key, entry, entry_problems in records:
+                    results[key] = (entry, entry_problems)
+                if progress:
+                    progress(len(records))
+    elif missing:
+        for key, entry, entry_problems in cache.add_chunk(_parse_chunk(missing)):
+            results[key] = (entry, entry_problems)
+        if progress:
+            progress(len(missing))
+    cache.prune(set(keys))
+    entries = []
+    for key in keys:
+        entry, entry_problems = results[key]
+        problems.extend(entry_problems)
         if entry is not None:
             entries.append(entry)
     return entries, digest.hexdigest()
 
 
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
-                        progress: Progress | None = None) -> KnowledgeBase:
+                        progress: Progress | None = None, cache_dir: Path | None = None) -> KnowledgeBase:
     """Load and validate everything; raise ContentError listing every problem, or return the knowledge base."""
     problems = Problems()
     if not content_dir.is_dir():
@@ -96,7 +130,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     site = load_site(content_dir, problems)
     moods = load_moods(content_dir, problems)
     categories = load_categories(content_dir, moods, problems)
-    entries, entries_hash = load_entries(content_dir, problems, progress=progress)
+    entries, entries_hash = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir)
     lexicon = load_lexicon(content_dir, categories, moods, problems)
     bots = load_bots(content_dir, problems)
     validate(entries, categories, moods, problems, files={f.stem for f in entry_files(content_dir)})

@@ -13,8 +13,10 @@ from petgen.resources import category_url, entry_url
 
 
 def environment() -> Environment:
+    # auto_reload off: templates do not change during a build, and Jinja would otherwise check the
+    # parent template's file on every page it renders (two system calls per page).
     return Environment(loader=PackageLoader("petgen", "templates"), autoescape=select_autoescape(["html"]),
-                       undefined=StrictUndefined, keep_trailing_newline=True)
+                       undefined=StrictUndefined, keep_trailing_newline=True, auto_reload=False)
 
 
 def markdown(text: str) -> str:

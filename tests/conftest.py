@@ -81,6 +81,13 @@ def write_site(root: Path, titles: list[tuple[str, str, str]] = TITLES) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def cache_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """CLI builds in tests keep their entry cache in the test's directory, never in the checkout."""
+    monkeypatch.setenv("PETGEN_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
 @pytest.fixture
 def content(tmp_path: Path) -> Path:
     return write_site(tmp_path / "content")

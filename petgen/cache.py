@@ -1,0 +1,161 @@
+"""A content-addressed cache of parsed and checked entries, so that a build parses only what changed.
+
+Parsing and the per-entry checks are a pure function of an entry file's path and bytes, and of the
+code that parses them. The cache maps `blake2b(path, bytes)` to that function's result (the entry
+and its problems), under a directory named by a fingerprint of the code (petgen's own sources and
+the versions of Python and PyYAML): a changed parser never sees results of an older one.
+
+Results are stored in chunk files of pickled `(key, entry, problems)` records, exactly the bytes a
+parse worker sends back to the build, so filling the cache costs one file write per chunk and no
+extra serialisation. Chunks no current file uses are deleted after each load; the cache never
+holds more than the content directory's entries plus the chunks of the last changes.
+
+The cache is a local, private directory (`.petgen/cache` by default) that only petgen writes;
+like any pickle it must not be shared with untrusted parties. A missing, unreadable or corrupt
+cache is never an error: the build parses the files again and writes a fresh one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Record = tuple[str, Any, list]  # (key, entry or None, problems)
+MAX_CHUNKS = 64
+
+
+def entry_key(path: str, raw: bytes) -> str:
+    """The cache key of an entry file: its path (problems name it) and its bytes."""
+    digest = hashlib.blake2b(path.encode(), digest_size=16)
+    digest.update(b"\0")
+    digest.update(raw)
+    return digest.hexdigest()
+
+
+@cache
+def fingerprint(*packages: str) -> str:
+    """A hash of the code that decides a cached result: the sources of `packages` (petgen itself when
+    none are given), the Python version and PyYAML's."""
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(f"{sys.version}\0{yaml.__version__}\0".encode())
+    root = Path(__file__).parent.parent
+    for package in packages or ("petgen",):
+        for source in sorted((root / package).glob("*.py")):
+            digest.update(f"{package}/{source.name}\0".encode() + source.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def cached(directory: Path | None, name: str, key: str, compute: Callable[[], bytes]) -> bytes:
+    """`compute()`, kept as `directory/name-key` (only the newest key per name); None: no cache."""
+    if directory is None:
+        return compute()
+    path = directory / f"{name}-{key}"
+    try:
+        return path.read_bytes()
+    except OSError:
+        pass
+    data = compute()
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        for old in directory.glob(f"{name}-*"):
+            old.unlink(missing_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return data
+
+
+class EntryCache:
+    """Parsed entries by key, loaded from and saved to `directory` (None: a cache that keeps nothing)."""
+
+    def __init__(self, directory: Path | None, content_dir: Path) -> None:
+        # One directory per content directory, so that two sites sharing a cache never evict each other.
+        site = hashlib.blake2b(str(content_dir.resolve()).encode(), digest_size=6).hexdigest()
+        self.root = directory / f"entries-{fingerprint()}" / site if directory is not None else None
+        self.records: dict[str, tuple[Any, list]] = {}
+        self._chunks: dict[str, list[str]] = {}  # chunk file name -> keys it holds
+        self.hits = 0
+        if self.root is not None:
+            self._load()
+
+    def _load(self) -> None:
+        assert self.root is not None
+        try:
+            names = sorted(os.listdir(self.root))
+        except OSError:
+            return
+        for name in names:
+            if not name.endswith(".pickle"):
+                continue
+            try:
+                with open(self.root / name, "rb") as f:
+                    records: list[Record] = pickle.load(f)
+            except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss
+                continue
+            self._chunks[name] = [key for key, _, _ in records]
+            for key, entry, problems in records:
+                self.records[key] = (entry, problems)
+
+    def get(self, key: str) -> tuple[Any, list] | None:
+        found = self.records.get(key)
+        if found is not None:
+            self.hits += 1
+        return found
+
+    def add_chunk(self, blob: bytes) -> list[Record]:
+        """Take a pickled list of records (from a parse worker): remember it, store it, return it."""
+        records: list[Record] = pickle.loads(blob)
+        for key, entry, problems in records:
+            self.records[key] = (entry, problems)
+        if self.root is not None and records:
+            name = hashlib.blake2b(blob, digest_size=12).hexdigest() + ".pickle"
+            self._chunks[name] = [key for key, _, _ in records]
+            self._write(name, blob)
+        return records
+
+    def _write(self, name: str, blob: bytes) -> None:
+        assert self.root is not None
+        try:
+            if not self.root.is_dir():
+                self.root.mkdir(parents=True, exist_ok=True)
+                for old in self.root.parent.parent.glob("entries-*"):  # results of another petgen version
+                    if old != self.root.parent:
+                        shutil.rmtree(old, ignore_errors=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".chunk-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(blob)
+            os.replace(tmp, self.root / name)
+        except OSError:  # a read-only or full disk costs speed, never the build
+            pass
+
+    def prune(self, in_use: set[str]) -> None:
+        """Delete chunks none of whose entries is in use any more; when a third of what is stored is
+        unused, or there are many chunks, rewrite what is in use as one chunk."""
+        if self.root is None:
+            return
+        stored = sum(len(keys) for keys in self._chunks.values())
+        unused = stored - len(in_use & self.records.keys())
+        compact = (unused and 3 * unused >= stored) or len(self._chunks) > MAX_CHUNKS
+        for name, keys in list(self._chunks.items()):
+            if compact or not any(key in in_use for key in keys):
+                del self._chunks[name]
+                try:
+                    os.unlink(self.root / name)
+                except OSError:
+                    pass
+        if compact:
+            live = [(key, *self.records[key]) for key in sorted(in_use) if key in self.records]
+            self.add_chunk(pickle.dumps(live, protocol=pickle.HIGHEST_PROTOCOL))

@@ -1,0 +1,153 @@
+"""The build cache: unchanged entry files are not parsed again, and a cached build equals a fresh one."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import petgen.kb
+from petgen import cache as cache_module
+from petgen.build import build
+from petgen.cli import cli
+from petgen.problems import ContentError
+from tests.conftest import BASE_URL, entry_text
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths parsed in this process (the test corpus is below the worker-pool threshold)."""
+    seen: list[str] = []
+    original = petgen.kb._parse_source
+
+    def spy(path: str, raw: bytes):  # type: ignore[no-untyped-def]
+        seen.append(Path(path).name)
+        return original(path, raw)
+
+    monkeypatch.setattr(petgen.kb, "_parse_source", spy)
+    return seen
+
+
+def test_a_cached_build_parses_nothing_and_writes_the_same_dist(content: Path, tmp_path: Path,
+                                                                parsed: list[str]) -> None:
+    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(parsed) == 6
+    build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(parsed) == 6  # nothing parsed again
+    build(content, tmp_path / "fresh", base_url=BASE_URL)  # no cache at all
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b") == _tree(tmp_path / "fresh")
+
+
+def test_only_changed_files_are_parsed_again(content: Path, tmp_path: Path, parsed: list[str]) -> None:
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    parsed.clear()
+    path = content / "names" / "apfel.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("Ein verspielter", "Ein frischer"), encoding="utf-8")
+    (content / "names" / "hasi.md").write_text(entry_text("Hasi", "tiere"), encoding="utf-8")
+    result = build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert sorted(parsed) == ["apfel.md", "hasi.md"]
+    assert result.kb.by_slug["apfel"].meaning.startswith("Ein frischer")
+    assert "hasi" in result.kb.by_slug
+
+
+def test_problems_of_a_cached_entry_are_reported_every_time(content: Path, tmp_path: Path,
+                                                            parsed: list[str]) -> None:
+    path = content / "names" / "apfel.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("categories:", "catgories:"), encoding="utf-8")
+    messages = []
+    for _ in range(2):
+        with pytest.raises(ContentError) as caught:
+            build(content, tmp_path / "d", cache_dir=tmp_path / "c")
+        messages.append([p.format() for p in caught.value.problems])
+    assert parsed.count("apfel.md") == 1  # the second run took the problems from the cache
+    assert messages[0] == messages[1]
+    assert any("unknown key 'catgories'" in m for m in messages[1])
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_damaged_cache_is_only_a_miss(content: Path, tmp_path: Path, parsed: list[str]) -> None:
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    chunks = list((tmp_path / "c").rglob("*.pickle"))
+    assert chunks
+    for chunk in chunks:
+        chunk.write_bytes(b"not a pickle")
+    parsed.clear()
+    result = build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(parsed) == 6 and len(result.kb.entries) == 6
+
+
+def test_results_of_other_code_are_never_used(content: Path, tmp_path: Path, parsed: list[str],
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    old = {p.name for p in (tmp_path / "c").glob("entries-*")}
+    monkeypatch.setattr(cache_module, "fingerprint", lambda *packages: "0123456789abcdef")
+    parsed.clear()
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(parsed) == 6
+    assert {p.name for p in (tmp_path / "c").glob("entries-*")} == {"entries-0123456789abcdef"} != old
+
+
+def test_chunks_of_deleted_entries_are_removed(content: Path, tmp_path: Path) -> None:
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    (content / "names" / "hasi.md").write_text(entry_text("Hasi", "tiere"), encoding="utf-8")
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(list((tmp_path / "c").rglob("*.pickle"))) == 2
+    (content / "names" / "hasi.md").unlink()
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(list((tmp_path / "c").rglob("*.pickle"))) == 1
+
+
+def test_many_chunks_are_compacted_into_one(content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache_module, "MAX_CHUNKS", 3)
+    counts = []
+    for title in ("Hasi", "Mausi", "Spatzi", "Bärli"):  # each build after the first adds a chunk
+        (content / "names" / f"{title.lower().replace('ä', 'ae')}.md").write_text(entry_text(title, "tiere"),
+                                                                                 encoding="utf-8")
+        build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+        counts.append(len(list((tmp_path / "c").rglob("*.pickle"))))
+    assert counts == [1, 2, 3, 1]
+
+
+def test_chunks_mostly_unused_are_compacted(content: Path, tmp_path: Path, parsed: list[str]) -> None:
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    for name in ("apfel", "schnucki", "ohrwurm"):  # half of the first chunk's six entries change
+        path = content / "names" / f"{name}.md"
+        path.write_text(path.read_text(encoding="utf-8") + "\nNoch ein Satz.\n", encoding="utf-8")
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(list((tmp_path / "c").rglob("*.pickle"))) == 1  # 9 stored for 6 in use: rewritten as one
+    parsed.clear()
+    result = build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert parsed == [] and len(result.kb.entries) == 6
+
+
+def test_the_server_card_is_kept_until_the_site_changes(content: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import petgen.discovery
+
+    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    monkeypatch.setattr(petgen.discovery, "server_card", lambda kb: pytest.fail("card built again"))
+    build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+    calls = []
+    monkeypatch.setattr(petgen.discovery, "server_card", lambda kb: calls.append(kb) or {"name": "x"})
+    build(content, tmp_path / "e", base_url="https://elsewhere.example", cache_dir=tmp_path / "c")
+    assert len(calls) == 1  # another base URL: another card
+
+
+def test_cli_no_cache_writes_no_cache(content: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(cli, ["build", "--content", str(content), "--out", str(tmp_path / "d"),
+                                 "--cache-dir", str(tmp_path / "c"), "--no-cache"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "c").exists()
+    result = runner.invoke(cli, ["build", "--content", str(content), "--out", str(tmp_path / "d"),
+                                 "--cache-dir", str(tmp_path / "c")])
+    assert result.exit_code == 0, result.output
+    assert list((tmp_path / "c").rglob("*.pickle"))
