@@ -14,11 +14,13 @@ resident memory (from /usr/bin/time).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from petgen.synthetic import write_corpus
@@ -59,6 +61,13 @@ def hugo_site(root: Path, corpus: Path) -> Path:
     return site
 
 
+def settle(seconds: float = 3.0) -> None:
+    """Flush and wait before a timed run, so that no run pays for writing back or discarding (the file
+    system may be mounted with `discard`) the files of the run before it."""
+    os.sync()
+    time.sleep(seconds)
+
+
 def timed(command: list[str], cwd: Path | None = None) -> tuple[float, float, int]:
     """Run a command under /usr/bin/time; return (wall seconds, CPU seconds, peak RSS in MB)."""
     result = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *command], cwd=cwd, capture_output=True, text=True)
@@ -91,6 +100,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for tool, (command, cwd, out) in commands.items():
                 shutil.rmtree(out, ignore_errors=True)
+                settle()
                 results[tool].append(timed(command, cwd=cwd))
         files = {tool: sum(1 for p in out.rglob("*") if p.is_file()) for tool, (_, _, out) in commands.items()}
     print(f"{args.count} entries, {args.rounds} rounds each, alternating; medians, peak RSS")

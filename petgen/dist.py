@@ -16,6 +16,7 @@ import orjson
 JSON = "application/json; charset=utf-8"
 HTML = "text/html; charset=utf-8"
 TEXT = "text/plain; charset=utf-8"
+CSS = "text/css; charset=utf-8"
 
 MANIFEST = "_manifest.json"
 IMMUTABLE = "public, max-age=31536000, immutable"

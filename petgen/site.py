@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+from importlib import resources
+
 import cmarkgfm
 import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from petgen.content import Entry
-from petgen.dist import HTML, DistWriter
+from petgen.dist import CSS, HTML, DistWriter, content_hash
 from petgen.kb import KnowledgeBase
 from petgen.resources import category_url, entry_url
+
+
+def stylesheet() -> tuple[str, bytes]:
+    """The site's stylesheet: its hashed path (immutable, shared by every page) and its bytes."""
+    data = (resources.files("petgen") / "templates" / "site.css").read_bytes()
+    return f"assets/site.{content_hash(data)}.css", data
 
 
 def environment() -> Environment:
     # auto_reload off: templates do not change during a build, and Jinja would otherwise check the
     # parent template's file on every page it renders (two system calls per page).
-    return Environment(loader=PackageLoader("petgen", "templates"), autoescape=select_autoescape(["html"]),
-                       undefined=StrictUndefined, keep_trailing_newline=True, auto_reload=False)
+    env = Environment(loader=PackageLoader("petgen", "templates"), autoescape=select_autoescape(["html"]),
+                      undefined=StrictUndefined, keep_trailing_newline=True, auto_reload=False)
+    env.globals["stylesheet"] = "/" + stylesheet()[0]
+    return env
 
 
 def markdown(text: str) -> str:
@@ -57,6 +67,8 @@ def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Render the index, category pages and 404 (entry pages come from `emit_entries`)."""
     env = environment()
     site = kb.site
+    path, css = stylesheet()
+    writer.add_hashed(None, path.rsplit(".", 2)[0], css, CSS, ext="css")
     counts = {}
     category_page = env.get_template("category.html")
     for category in kb.categories:

@@ -18,7 +18,7 @@ from runtime.settings import Settings
 
 # Served paths that are not API operations: pages, documents and the files behind them.
 NOT_OPERATIONS = re.compile(r"^/($|names/|categories/[^/]+/$|docs$|openapi\.json$|llms(-full)?\.txt$|robots\.txt$|"
-                            r"search/|\.well-known/|mcp/server-card$|api/.*\.[0-9a-f]{12}\.json$)")
+                            r"search/|assets/|\.well-known/|mcp/server-card$|api/.*\.[0-9a-f]{12}\.json$)")
 
 
 @pytest.fixture
@@ -113,4 +113,6 @@ def test_docs_page_is_rendered_from_the_document(client: TestClient, document: d
             assert f'id="{operation["operationId"]}"' in page.text
     assert "http://" not in re.sub(r'(href|src)="http://testserver[^"]*"', "", page.text).split("<footer>")[0] \
         .replace("http://testserver", "")  # no assets from other hosts
-    assert "<script src" not in page.text and "<link rel=\"stylesheet\"" not in page.text
+    assert "<script src" not in page.text
+    stylesheet = re.search(r'<link rel="stylesheet" href="http://testserver(/assets/site\.[0-9a-f]{12}\.css)">', page.text)
+    assert stylesheet and client.get(stylesheet.group(1)).headers["content-type"] == "text/css; charset=utf-8"
