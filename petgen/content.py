@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -477,4 +478,4 @@ def parse_entry(path: str, text: str) -> tuple[Entry | None, list[Problem]]:
 
 def entry_files(content_dir: Path) -> list[Path]:
     """Every entry file, in a stable order."""
-    return sorted((content_dir / "names").glob("*.md"))
+    return sorted((content_dir / "names").glob("*.md"), key=os.fspath)  # strings compare faster than paths

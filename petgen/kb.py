@@ -43,8 +43,17 @@ class KnowledgeBase:
     def by_slug(self) -> dict[str, Entry]:
         return {e.slug: e for e in self.entries}
 
+    @cached_property
+    def _by_category(self) -> dict[str, list[Entry]]:
+        grouped: dict[str, list[Entry]] = {c.slug: [] for c in self.categories}
+        for entry in self.entries:
+            for category in entry.categories:
+                grouped.setdefault(category, []).append(entry)
+        return grouped
+
     def in_category(self, slug: str) -> list[Entry]:
-        return [e for e in self.entries if slug in e.categories]
+        """The category's entries, in list order."""
+        return self._by_category.get(slug, [])
 
     @property
     def newest_review(self) -> str:
