@@ -62,19 +62,19 @@ def hugo_site(root: Path, corpus: Path) -> Path:
 
 
 def settle(seconds: float = 3.0) -> None:
-    """Flush and wait before a timed run, so that no run pays for writing back or discarding (the file
-    system may be mounted with `discard`) the files of the run before it."""
+    """Flush and wait before a timed run, so that no run pays for writing back the files of the run
+    before it."""
     os.sync()
     time.sleep(seconds)
 
 
-def timed(command: list[str], cwd: Path | None = None) -> tuple[float, float, int]:
-    """Run a command under /usr/bin/time; return (wall seconds, CPU seconds, peak RSS in MB)."""
+def timed(command: list[str], cwd: Path | None = None) -> tuple[float, float, float, int]:
+    """Run a command under /usr/bin/time; return (wall, user CPU and system CPU seconds, peak RSS in MB)."""
     result = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *command], cwd=cwd, capture_output=True, text=True)
     if result.returncode != 0:
         sys.exit(f"{command[0]} failed:\n{result.stdout}\n{result.stderr}")
     wall, user, system, rss = result.stderr.strip().splitlines()[-1].split()
-    return float(wall), float(user) + float(system), int(rss) // 1024
+    return float(wall), float(user), float(system), int(rss) // 1024
 
 
 def main() -> None:
@@ -88,26 +88,35 @@ def main() -> None:
         root = Path(tmp)
         corpus = write_corpus(root / "corpus", args.count, taxonomy_from=REPO / "content")
         site = hugo_site(root, corpus)
-        petgen = [sys.executable, "-m", "petgen", "build", "--content", str(corpus), "--out", str(root / "dist")]
-        cache = ["--cache-dir", str(root / "cache")]
-        commands = {
-            "hugo": (["hugo", "--quiet", "-d", str(root / "hugo-out")], site, root / "hugo-out"),
-            "petgen (cold)": ([*petgen, "--no-cache"], None, root / "dist"),
-            "petgen (cached)": ([*petgen, *cache], None, root / "dist"),
-        }
-        timed([*petgen, *cache])  # fill the cache once
-        results: dict[str, list[tuple[float, float, int]]] = {tool: [] for tool in commands}
+
+        def commands(run: int) -> dict[str, tuple[list[str], Path | None, Path]]:
+            """Each run writes into a directory of its own: no run pays for deleting another's output
+            (on a file system mounted with `discard`, a big delete slows the writes after it)."""
+            out = root / "out" / str(run)
+            petgen = [sys.executable, "-m", "petgen", "build", "--content", str(corpus), "--out", str(out / "dist")]
+            return {
+                "hugo": (["hugo", "--quiet", "-d", str(out / "hugo")], site, out / "hugo"),
+                "petgen (cold)": ([*petgen, "--no-cache"], None, out / "dist"),
+                "petgen (cached)": ([*petgen, "--cache-dir", str(root / "cache")], None, out / "dist"),
+            }
+
+        subprocess.run([*commands(0)["petgen (cached)"][0]], check=True, capture_output=True)  # fill the cache
+        results: dict[str, list[tuple[float, float, float, int]]] = {tool: [] for tool in commands(0)}
+        files: dict[str, int] = {}
+        run = 0
         for _ in range(args.rounds):
-            for tool, (command, cwd, out) in commands.items():
-                shutil.rmtree(out, ignore_errors=True)
+            for tool in results:
+                run += 1
+                command, cwd, out = commands(run)[tool]
                 settle()
                 results[tool].append(timed(command, cwd=cwd))
-        files = {tool: sum(1 for p in out.rglob("*") if p.is_file()) for tool, (_, _, out) in commands.items()}
+                files[tool] = sum(1 for p in out.rglob("*") if p.is_file())
     print(f"{args.count} entries, {args.rounds} rounds each, alternating; medians, peak RSS")
-    print(f"{'tool':<16} {'wall s':>7} {'CPU s':>7} {'peak MB':>8} {'files':>7}")
+    print(f"{'tool':<16} {'wall s':>7} {'user s':>7} {'sys s':>7} {'peak MB':>8} {'files':>7}")
     for tool, runs in results.items():
-        print(f"{tool:<16} {statistics.median(r[0] for r in runs):>7.2f} {statistics.median(r[1] for r in runs):>7.2f} "
-              f"{max(r[2] for r in runs):>8} {files[tool]:>7}")
+        wall, user, system = (statistics.median(r[i] for r in runs) for i in range(3))
+        print(f"{tool:<16} {wall:>7.2f} {user:>7.2f} {system:>7.2f} {max(r[3] for r in runs):>8} {files[tool]:>7}")
+
 
 if __name__ == "__main__":
     main()

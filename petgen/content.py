@@ -116,6 +116,12 @@ class Entry:
     usage: str
     lines: dict[str, int] = field(default_factory=dict)  # field or "examples[2]" -> line
     sentences: list[tuple[str, str, str]] = field(default_factory=list, repr=False)  # (field, key, sentence)
+    terms: dict[str, float] | None = field(default=None, repr=False)  # search terms, see `search_fields`
+    name_keys: tuple[str, ...] = field(default=(), repr=False)  # title and variants folded (validate.py)
+
+    def search_fields(self) -> dict[str, list[str]]:
+        """The texts the search index covers, by field (petgen/search.py weighs them)."""
+        return {"title": [self.title], "variants": self.variants, "keywords": self.keywords, "meaning": [self.meaning]}
 
     def line_of(self, key: str) -> int:
         return self.lines.get(key, self.lines.get(key.split("[")[0], 1))

@@ -19,6 +19,7 @@ from petgen.dist import read_file
 from petgen.cache import EntryCache, entry_key
 from petgen.lexicon import load_lexicon
 from petgen.problems import ContentError, Problem, Problems
+from petgen.search import document_terms
 from petgen.text import collation_key
 from petgen.validate import check_entry_alone, validate
 
@@ -71,6 +72,7 @@ def _parse_source(path: str, raw: bytes) -> tuple[Entry | None, list[Problem]]:
         collected = Problems(problems)
         check_entry_alone(entry, collected)
         problems = collected.items
+        entry.terms = document_terms(entry.search_fields())  # in the workers, and kept in the cache
     return entry, problems
 
 

@@ -96,6 +96,19 @@ class Document:
     meaning: str
     url: str
     fields: dict[str, list[str]]  # field -> its texts
+    terms: dict[str, float] | None = None  # `document_terms(fields)`, if computed already
+
+
+def document_terms(fields: dict[str, list[str]]) -> dict[str, float]:
+    """Each word of a document once, at the weight of the best field it occurs in."""
+    seen: dict[str, float] = {}
+    for name in FIELDS:
+        weight = WEIGHTS[name]
+        for text in fields.get(name, []):
+            for word in analyze(text):
+                if seen.get(word, 0.0) < weight:
+                    seen[word] = weight
+    return seen
 
 
 def _add(postings: dict[str, dict[int, float]], term: str, doc: int, weight: float) -> None:
@@ -111,13 +124,7 @@ def build_index(documents: list[Document]) -> dict[str, Any]:
     part_post: dict[str, dict[int, float]] = {}
     doc_words: list[dict[str, float]] = []
     for doc, document in enumerate(documents):
-        seen: dict[str, float] = {}  # each word once per document, at its best field's weight
-        for name in FIELDS:
-            weight = WEIGHTS[name]
-            for text in document.fields.get(name, []):
-                for word in analyze(text):
-                    if seen.get(word, 0.0) < weight:
-                        seen[word] = weight
+        seen = document.terms if document.terms is not None else document_terms(document.fields)
         for word, weight in seen.items():
             word_post.setdefault(word, {})[doc] = weight
             for stem in stems(word):

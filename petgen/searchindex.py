@@ -17,7 +17,7 @@ INDEX_ROUTE = "/search/index.json"
 def documents(kb: KnowledgeBase) -> list[Document]:
     return [
         Document(slug=e.slug, title=e.title, meaning=e.meaning, url=entry_url(kb.site, e.slug),
-                 fields={"title": [e.title], "variants": e.variants, "keywords": e.keywords, "meaning": [e.meaning]})
+                 fields=e.search_fields(), terms=e.terms)
         for e in kb.entries
     ]
 

@@ -65,6 +65,8 @@ def _count(entry: Entry, key: str, values: list, bounds: tuple[int, int], proble
 
 
 def _vocabulary(entry: Entry, key: str, values: list[str], known: set[str], source: str, problems: Problems) -> None:
+    if len(set(values)) == len(values) and known.issuperset(values):  # the common case, without a loop
+        return
     seen: set[str] = set()
     for i, value in enumerate(values):
         line = entry.line_of(f"{key}[{i}]")
@@ -94,6 +96,7 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
     """Rules one entry can be checked against on its own (run in the parse workers)."""
     path = entry.path
     entry.sentences = sentence_keys(entry)  # compared across entries later, in `validate`
+    entry.name_keys = name_keys(entry)  # likewise
     expected = slugify(entry.title)
     if entry.slug != expected:
         problems.add(path, entry.line_of("title"), f"file name '{entry.slug}.md' is not the slug of its title "
@@ -159,11 +162,16 @@ def _texts(entry: Entry, *, all_fields: bool = False) -> Iterable[tuple[str, str
         yield f"faq[{i}]", item["answer"]
 
 
+def name_keys(entry: Entry) -> tuple[str, ...]:
+    """The title and each variant, folded (computed once at parse time, for `check_variants`)."""
+    return tuple(fold(name) for name in [entry.title, *entry.variants])
+
+
 def name_forms(entry: Entry) -> list[list[str]]:
     """The name and its variants as folded word stems (`Süße` → `suss`, so `Süßer` matches)."""
     forms = []
-    for name in [entry.title, *entry.variants]:
-        words = fold(name).split()
+    for key in entry.name_keys or name_keys(entry):
+        words = key.split()
         if words:
             forms.append([w[:-1] if len(w) > 4 and w[-1] in "en" else w for w in words])
     return forms
@@ -177,10 +185,11 @@ def mentions(text: str, forms: list[list[str]]) -> bool:
 
 def check_variants(entries: list[Entry], problems: Problems) -> None:
     """A variant of one entry must never be another entry's title; siblings go into `related`."""
-    titles = {fold(e.title): e for e in entries}
-    for entry in entries:
+    keys = [entry.name_keys or name_keys(entry) for entry in entries]
+    titles = {key[0]: entry for entry, key in zip(entries, keys)}
+    for entry, key in zip(entries, keys):
         for i, variant in enumerate(entry.variants):
-            other = titles.get(fold(variant))
+            other = titles.get(key[i + 1])
             if other is not None and other is not entry:
                 problems.add(entry.path, entry.line_of(f"variants[{i}]"), f"variant '{variant}' is the title of "
                              f"another entry ({other.path})", f"remove it from variants and add '{other.slug}' to related")
