@@ -32,6 +32,7 @@ import yaml
 
 Record = tuple[str, Any, list]  # (key, entry or None, problems)
 MAX_CHUNKS = 64
+CHUNK_SIZE = 1000  # entries per chunk at most: a unit of work for the parse and page workers
 
 
 def entry_key(path: str, raw: bytes) -> str:
@@ -87,6 +88,7 @@ class EntryCache:
         self.root = directory / f"entries-{fingerprint()}" / site if directory is not None else None
         self.records: dict[str, tuple[Any, list]] = {}
         self._chunks: dict[str, list[str]] = {}  # chunk file name -> keys it holds
+        self.blobs: dict[str, bytes] = {}  # chunk name -> its pickled records, as read or written
         self.hits = 0
         if self.root is not None:
             self._load()
@@ -102,10 +104,12 @@ class EntryCache:
                 continue
             try:
                 with open(self.root / name, "rb") as f:
-                    records: list[Record] = pickle.load(f)
+                    blob = f.read()
+                records: list[Record] = pickle.loads(blob)
             except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss
                 continue
             self._chunks[name] = [key for key, _, _ in records]
+            self.blobs[name] = blob
             for key, entry, problems in records:
                 self.records[key] = (entry, problems)
 
@@ -120,11 +124,25 @@ class EntryCache:
         records: list[Record] = pickle.loads(blob)
         for key, entry, problems in records:
             self.records[key] = (entry, problems)
-        if self.root is not None and records:
+        if records:
             name = hashlib.blake2b(blob, digest_size=12).hexdigest() + ".pickle"
             self._chunks[name] = [key for key, _, _ in records]
-            self._write(name, blob)
+            self.blobs[name] = blob
+            if self.root is not None:
+                self._write(name, blob)
         return records
+
+    def packed(self, in_use: list[str]) -> list[tuple[bytes, frozenset[str]]]:
+        """The chunks holding the entries in use, each with the keys to take from it (every key once):
+        what the page workers unpickle instead of inheriting the build's objects."""
+        wanted = set(in_use)
+        packed = []
+        for name, keys in self._chunks.items():
+            mine = frozenset(k for k in keys if k in wanted)
+            if mine:
+                wanted -= mine
+                packed.append((self.blobs[name], mine))
+        return packed
 
     def _write(self, name: str, blob: bytes) -> None:
         assert self.root is not None
@@ -152,10 +170,12 @@ class EntryCache:
         for name, keys in list(self._chunks.items()):
             if compact or not any(key in in_use for key in keys):
                 del self._chunks[name]
+                del self.blobs[name]
                 try:
                     os.unlink(self.root / name)
                 except OSError:
                     pass
         if compact:
             live = [(key, *self.records[key]) for key in sorted(in_use) if key in self.records]
-            self.add_chunk(pickle.dumps(live, protocol=pickle.HIGHEST_PROTOCOL))
+            for start in range(0, len(live), CHUNK_SIZE):
+                self.add_chunk(pickle.dumps(live[start:start + CHUNK_SIZE], protocol=pickle.HIGHEST_PROTOCOL))

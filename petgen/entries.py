@@ -1,35 +1,44 @@
 """Write every entry's Name JSON and page, in parallel worker processes for large knowledge bases.
 
-Workers are forked after the knowledge base is loaded, so they inherit it instead of receiving
-it pickled; each writes its share of files and sends back only the route records.
+Workers are forked after the knowledge base is loaded and take the page lookups (titles for related
+links, the taxonomy, the site) from the parent. The entries themselves they unpickle from the chunks
+the loader read from the cache or received from the parse workers (`KnowledgeBase.packed`): objects
+inherited from the parent would be copied page by page as soon as a worker touched them, which
+costs more than unpickling a private copy. Each worker sends back only the route records.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable
 from pathlib import Path
 
 from petgen.api import emit_name
+from petgen.content import Entry, Site
 from petgen.dist import DistWriter
 from petgen.kb import KnowledgeBase
 from petgen.site import PageRenderer
 
 PARALLEL_THRESHOLD = 1000
-_shared: tuple[KnowledgeBase, Path] | None = None  # set in the parent before forking
+_shared: tuple[Site, PageRenderer, Path] | None = None  # set in the parent before forking
 
 
-def _emit_range(bounds: tuple[int, int]) -> tuple[dict[str, dict[str, str]], int, int]:
+def _emit(entries: list[Entry]) -> tuple[dict[str, dict[str, str]], int, int]:
     assert _shared is not None
-    kb, root = _shared
+    site, pages, root = _shared
     writer = DistWriter(root)
-    pages = PageRenderer(kb)
-    for entry in kb.entries[bounds[0]:bounds[1]]:
-        emit_name(entry, kb.site, writer)
+    for entry in entries:
+        emit_name(entry, site, writer)
         pages.emit(entry, writer)
-    return writer.routes, writer.files, bounds[1] - bounds[0]
+    return writer.routes, writer.files, len(entries)
+
+
+def _emit_packed(task: tuple[bytes, frozenset[str]]) -> tuple[dict[str, dict[str, str]], int, int]:
+    blob, keys = task
+    return _emit([entry for key, entry, _ in pickle.loads(blob) if key in keys and entry is not None])
 
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
@@ -41,16 +50,17 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
     global _shared
     workers = workers if workers is not None else (os.cpu_count() or 1)
     count = len(kb.entries)
-    _shared = (kb, writer.root)
+    _shared = (kb.site, PageRenderer(kb), writer.root)
+    parallel = (workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
+                and "fork" in multiprocessing.get_all_start_methods())
     try:
-        if workers < 2 or count < PARALLEL_THRESHOLD or "fork" not in multiprocessing.get_all_start_methods():
-            results = [_emit_range((0, count))]
+        if not parallel:
+            results = [_emit(kb.entries)]
             if meanwhile:
                 meanwhile()
         else:
-            step = -(-count // (workers * 4))
             with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                futures = [pool.submit(_emit_range, (i, min(i + step, count))) for i in range(0, count, step)]
+                futures = [pool.submit(_emit_packed, task) for task in kb.packed]
                 if meanwhile:
                     meanwhile()
                 for future in as_completed(futures):
@@ -59,5 +69,7 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
                 results = [f.result() for f in futures]
     finally:
         _shared = None
+    if sum(emitted for _, _, emitted in results) != count:
+        raise RuntimeError(f"{count} entries loaded but {sum(r[2] for r in results)} written")
     for routes, files, _ in results:
         writer.merge(routes, files)

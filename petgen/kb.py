@@ -7,7 +7,7 @@ import os
 import pickle
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -16,7 +16,7 @@ from petgen.content import (
 )
 from petgen.bots import load_bots
 from petgen.dist import read_file
-from petgen.cache import EntryCache, entry_key
+from petgen.cache import CHUNK_SIZE, EntryCache, entry_key
 from petgen.lexicon import load_lexicon
 from petgen.problems import ContentError, Problem, Problems
 from petgen.search import document_terms
@@ -39,6 +39,7 @@ class KnowledgeBase:
     source_hash: str
     lexicon: dict
     bots: list
+    packed: list[tuple[bytes, frozenset[str]]] = field(default_factory=list, repr=False)  # see Loaded
 
     @cached_property
     def by_slug(self) -> dict[str, Entry]:
@@ -83,8 +84,8 @@ def _parse_chunk(sources: list[tuple[str, str, bytes]]) -> bytes:
 
 
 def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
-                 progress: Progress | None = None, cache_dir: Path | None = None) -> tuple[list[Entry], str]:
-    """Parse every names/*.md; return the entries and a hash of the sources.
+                 progress: Progress | None = None, cache_dir: Path | None = None) -> Loaded:
+    """Parse every names/*.md; return the entries, a hash of the sources, and the entries pickled.
 
     Files found in the cache (`cache_dir`, see petgen/cache.py) are not parsed again; the others are
     parsed in worker processes when there are many of them, and stored in the cache.
@@ -107,7 +108,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         progress(cache.hits)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers > 1 and len(missing) >= PARALLEL_THRESHOLD:
-        size = max(1, len(missing) // (workers * 8))
+        size = max(1, min(CHUNK_SIZE, len(missing) // (workers * 8)))
         chunks = [missing[i:i + size] for i in range(0, len(missing), size)]
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for blob in pool.map(_parse_chunk, chunks):
@@ -117,8 +118,9 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
                 if progress:
                     progress(len(records))
     elif missing:
-        for key, entry, entry_problems in cache.add_chunk(_parse_chunk(missing)):
-            results[key] = (entry, entry_problems)
+        for start in range(0, len(missing), CHUNK_SIZE):
+            for key, entry, entry_problems in cache.add_chunk(_parse_chunk(missing[start:start + CHUNK_SIZE])):
+                results[key] = (entry, entry_problems)
         if progress:
             progress(len(missing))
     cache.prune(set(keys))
@@ -128,7 +130,14 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         problems.extend(entry_problems)
         if entry is not None:
             entries.append(entry)
-    return entries, digest.hexdigest()
+    return Loaded(entries, digest.hexdigest(), cache.packed(keys))
+
+
+@dataclass
+class Loaded:
+    entries: list[Entry]  # in file order
+    source_hash: str
+    packed: list[tuple[bytes, frozenset[str]]]  # the same entries as pickled chunks (see EntryCache.packed)
 
 
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
@@ -141,7 +150,8 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     site = load_site(content_dir, problems)
     moods = load_moods(content_dir, problems)
     categories = load_categories(content_dir, moods, problems)
-    entries, entries_hash = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir)
+    loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir)
+    entries = loaded.entries
     lexicon = load_lexicon(content_dir, categories, moods, problems)
     bots = load_bots(content_dir, problems)
     validate(entries, categories, moods, problems, files={f.stem for f in entry_files(content_dir)})
@@ -152,8 +162,9 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     for name in ("site.yml", "categories.yml", "moods.yml", "lexicon.yml", "bots.yml"):
         if (content_dir / name).exists():
             source.update((content_dir / name).read_bytes())
-    source.update(entries_hash.encode())
+    source.update(loaded.source_hash.encode())
     return KnowledgeBase(
         site=site.with_base_url(base_url), categories=categories, moods=moods, entries=entries,
         warnings=problems.sorted(), source_hash=source.hexdigest(), lexicon=lexicon, bots=bots,
+        packed=loaded.packed,
     )
