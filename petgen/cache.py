@@ -10,6 +10,10 @@ parse worker sends back to the build, so filling the cache costs one file write 
 extra serialisation. Chunks no current file uses are deleted after each load; the cache never
 holds more than the content directory's entries plus the chunks of the last changes.
 
+Beside each chunk, `pages-<context>/<chunk>` keeps the rendered pages of its entries, each with the
+key it was rendered for (the entry file, its related entries' titles); the context is everything
+else a page depends on (site, taxonomy, templates, code). See `petgen.entries`.
+
 The cache is a local, private directory (`.petgen/cache` by default) that only petgen writes;
 like any pickle it must not be shared with untrusted parties. A missing, unreadable or corrupt
 cache is never an error: the build parses the files again and writes a fresh one.
@@ -31,6 +35,7 @@ from typing import Any
 import yaml
 
 Record = tuple[str, Any, list]  # (key, entry or None, problems)
+Packed = tuple[str, bytes, frozenset[str]]  # (chunk name, pickled records, keys of the entries to take)
 MAX_CHUNKS = 64
 CHUNK_SIZE = 1000  # entries per chunk at most: a unit of work for the parse and page workers
 
@@ -70,13 +75,21 @@ def cached(directory: Path | None, name: str, key: str, compute: Callable[[], by
         directory.mkdir(parents=True, exist_ok=True)
         for old in directory.glob(f"{name}-*"):
             old.unlink(missing_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{name}-")
+    except OSError:
+        return data
+    write_atomic(path, data)
+    return data
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one rename; a cache that cannot be written costs speed, never the build."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
     except OSError:
         pass
-    return data
 
 
 class EntryCache:
@@ -132,7 +145,7 @@ class EntryCache:
                 self._write(name, blob)
         return records
 
-    def packed(self, in_use: list[str]) -> list[tuple[bytes, frozenset[str]]]:
+    def packed(self, in_use: list[str]) -> list[Packed]:
         """The chunks holding the entries in use, each with the keys to take from it (every key once):
         what the page workers unpickle instead of inheriting the build's objects."""
         wanted = set(in_use)
@@ -141,23 +154,20 @@ class EntryCache:
             mine = frozenset(k for k in keys if k in wanted)
             if mine:
                 wanted -= mine
-                packed.append((self.blobs[name], mine))
+                packed.append((name, self.blobs[name], mine))
         return packed
 
     def _write(self, name: str, blob: bytes) -> None:
         assert self.root is not None
-        try:
-            if not self.root.is_dir():
+        if not self.root.is_dir():
+            try:
                 self.root.mkdir(parents=True, exist_ok=True)
-                for old in self.root.parent.parent.glob("entries-*"):  # results of another petgen version
-                    if old != self.root.parent:
-                        shutil.rmtree(old, ignore_errors=True)
-            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".chunk-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-            os.replace(tmp, self.root / name)
-        except OSError:  # a read-only or full disk costs speed, never the build
-            pass
+            except OSError:
+                return
+            for old in self.root.parent.parent.glob("entries-*"):  # results of another petgen version
+                if old != self.root.parent:
+                    shutil.rmtree(old, ignore_errors=True)
+        write_atomic(self.root / name, blob)
 
     def prune(self, in_use: set[str]) -> None:
         """Delete chunks none of whose entries is in use any more; when a third of what is stored is
@@ -171,10 +181,11 @@ class EntryCache:
             if compact or not any(key in in_use for key in keys):
                 del self._chunks[name]
                 del self.blobs[name]
-                try:
-                    os.unlink(self.root / name)
-                except OSError:
-                    pass
+                for path in (self.root / name, *(pages / name for pages in self.root.glob("pages-*"))):
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
         if compact:
             live = [(key, *self.records[key]) for key in sorted(in_use) if key in self.records]
             for start in range(0, len(live), CHUNK_SIZE):

@@ -5,6 +5,10 @@ links, the taxonomy, the site) from the parent. The entries themselves they unpi
 the loader read from the cache or received from the parse workers (`KnowledgeBase.packed`): objects
 inherited from the parent would be copied page by page as soon as a worker touched them, which
 costs more than unpickling a private copy. Each worker sends back only the route records.
+
+With a cache, a chunk's rendered pages are kept beside it (petgen/cache.py) with the key each was
+rendered for; a page whose entry file, related titles and context are unchanged is written from
+there instead of being rendered again.
 """
 
 from __future__ import annotations
@@ -12,23 +16,27 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import shutil
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable
 from pathlib import Path
 
 from petgen.api import emit_name
 from petgen.content import Entry, Site
-from petgen.dist import DistWriter
+from petgen.cache import Packed, write_atomic
+from petgen.dist import DistWriter, read_file
 from petgen.kb import KnowledgeBase
 from petgen.site import PageRenderer
 
 PARALLEL_THRESHOLD = 1000
-_shared: tuple[Site, PageRenderer, Path] | None = None  # set in the parent before forking
+_shared: tuple[Site, PageRenderer, Path, Path | None] | None = None  # set in the parent before forking
+
+Result = tuple[dict[str, dict[str, str]], int, int]  # routes, files written, entries written
 
 
-def _emit(entries: list[Entry]) -> tuple[dict[str, dict[str, str]], int, int]:
+def _emit(entries: list[Entry]) -> Result:
     assert _shared is not None
-    site, pages, root = _shared
+    site, pages, root, _ = _shared
     writer = DistWriter(root)
     for entry in entries:
         emit_name(entry, site, writer)
@@ -36,9 +44,29 @@ def _emit(entries: list[Entry]) -> tuple[dict[str, dict[str, str]], int, int]:
     return writer.routes, writer.files, len(entries)
 
 
-def _emit_packed(task: tuple[bytes, frozenset[str]]) -> tuple[dict[str, dict[str, str]], int, int]:
-    blob, keys = task
-    return _emit([entry for key, entry, _ in pickle.loads(blob) if key in keys and entry is not None])
+def _emit_packed(task: Packed) -> Result:
+    """Write the entries of one chunk; take their pages from the page cache where nothing changed."""
+    assert _shared is not None
+    site, pages, root, pages_dir = _shared
+    name, blob, keys = task
+    writer = DistWriter(root)
+    cached: dict[str, tuple[str, bytes]] = {}
+    if pages_dir is not None:
+        try:
+            cached = pickle.loads(read_file(pages_dir / name))
+        except Exception:  # noqa: BLE001 - missing or damaged: render the pages again
+            cached = {}
+    fresh: dict[str, tuple[str, bytes]] = {}
+    for key, entry, _ in pickle.loads(blob):
+        if key not in keys or entry is None:
+            continue
+        emit_name(entry, site, writer)
+        page_key = pages.page_key(key, entry)
+        hit = cached.get(key)
+        fresh[key] = (page_key, pages.emit(entry, writer, hit[1] if hit and hit[0] == page_key else None))
+    if pages_dir is not None and fresh != cached:
+        write_atomic(pages_dir / name, pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL))
+    return writer.routes, writer.files, len(fresh)
 
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
@@ -50,12 +78,13 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
     global _shared
     workers = workers if workers is not None else (os.cpu_count() or 1)
     count = len(kb.entries)
-    _shared = (kb.site, PageRenderer(kb), writer.root)
+    pages = PageRenderer(kb)
+    _shared = (kb.site, pages, writer.root, _pages_dir(kb, pages))
     parallel = (workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
                 and "fork" in multiprocessing.get_all_start_methods())
     try:
         if not parallel:
-            results = [_emit(kb.entries)]
+            results = [_emit_packed(task) for task in kb.packed] if kb.packed else [_emit(kb.entries)]
             if meanwhile:
                 meanwhile()
         else:
@@ -73,3 +102,18 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
         raise RuntimeError(f"{count} entries loaded but {sum(r[2] for r in results)} written")
     for routes, files, _ in results:
         writer.merge(routes, files)
+
+
+def _pages_dir(kb: KnowledgeBase, pages: PageRenderer) -> Path | None:
+    """The page cache for this build's context (site, taxonomy, templates, code); others are removed."""
+    if kb.cache_root is None:
+        return None
+    current = kb.cache_root / f"pages-{pages.context_key}"
+    for old in kb.cache_root.glob("pages-*"):
+        if old != current:
+            shutil.rmtree(old, ignore_errors=True)
+    try:
+        current.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return current

@@ -16,7 +16,7 @@ from petgen.content import (
 )
 from petgen.bots import load_bots
 from petgen.dist import read_file
-from petgen.cache import CHUNK_SIZE, EntryCache, entry_key
+from petgen.cache import CHUNK_SIZE, EntryCache, Packed, entry_key
 from petgen.lexicon import load_lexicon
 from petgen.problems import ContentError, Problem, Problems
 from petgen.search import document_terms
@@ -39,7 +39,8 @@ class KnowledgeBase:
     source_hash: str
     lexicon: dict
     bots: list
-    packed: list[tuple[bytes, frozenset[str]]] = field(default_factory=list, repr=False)  # see Loaded
+    packed: list[Packed] = field(default_factory=list, repr=False)  # see Loaded
+    cache_root: Path | None = None
 
     @cached_property
     def by_slug(self) -> dict[str, Entry]:
@@ -130,14 +131,15 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         problems.extend(entry_problems)
         if entry is not None:
             entries.append(entry)
-    return Loaded(entries, digest.hexdigest(), cache.packed(keys))
+    return Loaded(entries, digest.hexdigest(), cache.packed(keys), cache.root)
 
 
 @dataclass
 class Loaded:
     entries: list[Entry]  # in file order
     source_hash: str
-    packed: list[tuple[bytes, frozenset[str]]]  # the same entries as pickled chunks (see EntryCache.packed)
+    packed: list[Packed]  # the same entries as pickled chunks (see EntryCache.packed)
+    cache_root: Path | None  # where the cache keeps this content directory's chunks (None: no cache)
 
 
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
@@ -166,5 +168,5 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     return KnowledgeBase(
         site=site.with_base_url(base_url), categories=categories, moods=moods, entries=entries,
         warnings=problems.sorted(), source_hash=source.hexdigest(), lexicon=lexicon, bots=bots,
-        packed=loaded.packed,
+        packed=loaded.packed, cache_root=loaded.cache_root,
     )

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+from functools import cached_property
 from importlib import resources
 
 import cmarkgfm
 import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+from petgen.cache import fingerprint
 from petgen.content import Entry
 from petgen.dist import CSS, HTML, DistWriter, content_hash
 from petgen.kb import KnowledgeBase
@@ -44,8 +47,36 @@ class PageRenderer:
         self.moods = {m.slug: m for m in kb.moods}
         self.titles = {e.slug: e.title for e in kb.entries}
 
-    def emit(self, entry: Entry, writer: DistWriter) -> None:
-        """Write one entry's page at its `url` (called per entry by `emit_entries`)."""
+    @cached_property
+    def context_key(self) -> str:
+        """A hash of everything a page depends on besides its entry and its related entries' titles:
+        the site, the taxonomy, the templates and the code (including the Markdown renderer's version)."""
+        from importlib.metadata import version
+
+        digest = hashlib.blake2b(digest_size=10)
+        digest.update(orjson.dumps([self.site.__dict__, [c.__dict__ for c in self.categories.values()],
+                                    [m.__dict__ for m in self.moods.values()], version("cmarkgfm")]))
+        digest.update(fingerprint().encode())
+        for template in sorted((resources.files("petgen") / "templates").iterdir(), key=lambda t: t.name):
+            digest.update(template.name.encode() + b"\0" + template.read_bytes())
+        return digest.hexdigest()
+
+    def page_key(self, entry_key: str, entry: Entry) -> str:
+        """What one entry's page depends on within the context: its file, and its related entries' titles."""
+        return hashlib.blake2b("\0".join([entry_key, *(self.titles[s] for s in entry.related)]).encode(),
+                               digest_size=12).hexdigest()
+
+    def emit(self, entry: Entry, writer: DistWriter, html: bytes | None = None) -> bytes:
+        """Write one entry's page at its `url` (called per entry by `emit_entries`); return it.
+
+        `html` is the page as rendered by an earlier build with the same `page_key`, if there was one.
+        """
+        if html is None:
+            html = self.render(entry)
+        writer.add_file(f"/names/{entry.slug}/", f"names/{entry.slug}/index.html", html, HTML)
+        return html
+
+    def render(self, entry: Entry) -> bytes:
         site = self.site
         url = entry_url(site, entry.slug)
         jsonld = {
@@ -60,7 +91,7 @@ class PageRenderer:
             related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
             jsonld=orjson.dumps(jsonld).decode().replace("</", "<\\/"),
         )
-        writer.add_file(f"/names/{entry.slug}/", f"names/{entry.slug}/index.html", html.encode(), HTML)
+        return html.encode()
 
 
 def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:

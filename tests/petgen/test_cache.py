@@ -21,6 +21,10 @@ def _tree(root: Path) -> dict[str, str]:
             for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def _chunks(cache: Path) -> list[Path]:
+    return list(cache.glob("entries-*/*/*.pickle"))
+
+
 @pytest.fixture
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The paths parsed in this process (the test corpus is below the worker-pool threshold)."""
@@ -74,7 +78,7 @@ def test_problems_of_a_cached_entry_are_reported_every_time(content: Path, tmp_p
 
 def test_a_damaged_cache_is_only_a_miss(content: Path, tmp_path: Path, parsed: list[str]) -> None:
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
-    chunks = list((tmp_path / "c").rglob("*.pickle"))
+    chunks = list(_chunks(tmp_path / "c"))
     assert chunks
     for chunk in chunks:
         chunk.write_bytes(b"not a pickle")
@@ -98,10 +102,10 @@ def test_chunks_of_deleted_entries_are_removed(content: Path, tmp_path: Path) ->
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
     (content / "names" / "hasi.md").write_text(entry_text("Hasi", "tiere"), encoding="utf-8")
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
-    assert len(list((tmp_path / "c").rglob("*.pickle"))) == 2
+    assert len(list(_chunks(tmp_path / "c"))) == 2
     (content / "names" / "hasi.md").unlink()
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
-    assert len(list((tmp_path / "c").rglob("*.pickle"))) == 1
+    assert len(list(_chunks(tmp_path / "c"))) == 1
 
 
 def test_many_chunks_are_compacted_into_one(content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -111,7 +115,7 @@ def test_many_chunks_are_compacted_into_one(content: Path, tmp_path: Path, monke
         (content / "names" / f"{title.lower().replace('ä', 'ae')}.md").write_text(entry_text(title, "tiere"),
                                                                                  encoding="utf-8")
         build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
-        counts.append(len(list((tmp_path / "c").rglob("*.pickle"))))
+        counts.append(len(list(_chunks(tmp_path / "c"))))
     assert counts == [1, 2, 3, 1]
 
 
@@ -121,7 +125,7 @@ def test_chunks_mostly_unused_are_compacted(content: Path, tmp_path: Path, parse
         path = content / "names" / f"{name}.md"
         path.write_text(path.read_text(encoding="utf-8") + "\nNoch ein Satz.\n", encoding="utf-8")
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
-    assert len(list((tmp_path / "c").rglob("*.pickle"))) == 1  # 9 stored for 6 in use: rewritten as one
+    assert len(list(_chunks(tmp_path / "c"))) == 1  # 9 stored for 6 in use: rewritten as one
     parsed.clear()
     result = build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
     assert parsed == [] and len(result.kb.entries) == 6
@@ -150,4 +154,54 @@ def test_cli_no_cache_writes_no_cache(content: Path, tmp_path: Path) -> None:
     result = runner.invoke(cli, ["build", "--content", str(content), "--out", str(tmp_path / "d"),
                                  "--cache-dir", str(tmp_path / "c")])
     assert result.exit_code == 0, result.output
-    assert list((tmp_path / "c").rglob("*.pickle"))
+    assert list(_chunks(tmp_path / "c"))
+
+
+@pytest.fixture
+def rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The slugs whose pages were rendered (not taken from the page cache) in this process."""
+    from petgen.site import PageRenderer
+
+    seen: list[str] = []
+    original = PageRenderer.render
+
+    def spy(self, entry):  # type: ignore[no-untyped-def]
+        seen.append(entry.slug)
+        return original(self, entry)
+
+    monkeypatch.setattr(PageRenderer, "render", spy)
+    return seen
+
+
+def test_pages_are_rendered_again_only_when_they_would_change(content: Path, tmp_path: Path,
+                                                              rendered: list[str]) -> None:
+    hasi = entry_text("Hasi", "tiere").replace("datePublished:", "related: [apfel]\ndatePublished:")
+    (content / "names" / "hasi.md").write_text(hasi, encoding="utf-8")
+    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(rendered) == 7
+    rendered.clear()
+    build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert rendered == [] and _tree(tmp_path / "a") == _tree(tmp_path / "b")
+
+    apfel = content / "names" / "apfel.md"  # a new title: its page, and the page linking to it
+    apfel.write_text(apfel.read_text(encoding="utf-8").replace("title: Apfel", "title: APFEL"), encoding="utf-8")
+    build(content, tmp_path / "c2", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert sorted(rendered) == ["apfel", "hasi"]
+    assert ">APFEL</a>" in (tmp_path / "c2" / "names" / "hasi" / "index.html").read_text(encoding="utf-8")
+
+    rendered.clear()  # another base URL changes every page
+    build(content, tmp_path / "d", base_url="https://elsewhere.example", cache_dir=tmp_path / "c")
+    assert len(rendered) == 7
+    build(content, tmp_path / "fresh", base_url="https://elsewhere.example")
+    assert _tree(tmp_path / "d") == _tree(tmp_path / "fresh")
+
+
+def test_a_damaged_page_cache_is_rendered_again(content: Path, tmp_path: Path, rendered: list[str]) -> None:
+    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    pages = list((tmp_path / "c").glob("entries-*/*/pages-*/*.pickle"))
+    assert pages
+    for page in pages:
+        page.write_bytes(b"\x80garbage")
+    rendered.clear()
+    build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(rendered) == 6 and _tree(tmp_path / "a") == _tree(tmp_path / "b")
