@@ -50,12 +50,13 @@ class PageRenderer:
     @cached_property
     def context_key(self) -> str:
         """A hash of everything a page depends on besides its entry and its related entries' titles:
-        the site, the taxonomy, the templates and the code (including the Markdown renderer's version)."""
+        the site, the taxonomy, the templates and the code (with the versions of the Markdown renderer and Jinja)."""
         from importlib.metadata import version
 
         digest = hashlib.blake2b(digest_size=10)
         digest.update(orjson.dumps([self.site.__dict__, [c.__dict__ for c in self.categories.values()],
-                                    [m.__dict__ for m in self.moods.values()], version("cmarkgfm")]))
+                                    [m.__dict__ for m in self.moods.values()],
+                                    [version(package) for package in ("cmarkgfm", "jinja2", "markupsafe")]]))
         digest.update(fingerprint().encode())
         for template in sorted((resources.files("petgen") / "templates").iterdir(), key=lambda t: t.name):
             digest.update(template.name.encode() + b"\0" + template.read_bytes())
