@@ -80,7 +80,7 @@ def timed(command: list[str], cwd: Path | None = None) -> tuple[float, float, fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     if not shutil.which("hugo"):
         sys.exit("hugo not found: apt-get install hugo")
