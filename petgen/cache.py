@@ -21,6 +21,7 @@ cache is never an error: the build parses the files again and writes a fresh one
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -36,8 +37,13 @@ import yaml
 
 Record = tuple[str, Any, list]  # (key, entry or None, problems)
 Packed = tuple[str, bytes, frozenset[str]]  # (chunk name, pickled records, keys of the entries to take)
-MAX_CHUNKS = 64
-CHUNK_SIZE = 1000  # entries per chunk at most: a unit of work for the parse and page workers
+MAX_CHUNKS = 256  # more chunks than this (many small changes) are compacted
+
+
+def chunk_size(count: int) -> int:
+    """Entries per chunk, the unit of work of the parse and page workers: enough chunks for every
+    core to get several (so the work stays balanced), at most 1,000 entries, at least 50."""
+    return max(50, min(1000, count // ((os.cpu_count() or 1) * 8)))
 
 
 def entry_key(path: str, raw: bytes) -> str:
@@ -62,12 +68,17 @@ def fingerprint(*packages: str) -> str:
 
 
 def cached(directory: Path | None, name: str, key: str, compute: Callable[[], bytes]) -> bytes:
-    """`compute()`, kept as `directory/name-key` (only the newest key per name); None: no cache."""
+    """`compute()`, kept as `directory/name-key` (only the newest key per name); None: no cache.
+
+    The file starts with a checksum of the rest: an empty, cut or altered file is only a miss.
+    """
     if directory is None:
         return compute()
     path = directory / f"{name}-{key}"
     try:
-        return path.read_bytes()
+        stored = path.read_bytes()
+        if stored[:16] == hashlib.blake2b(stored[16:], digest_size=16).digest():
+            return stored[16:]
     except OSError:
         pass
     data = compute()
@@ -77,7 +88,7 @@ def cached(directory: Path | None, name: str, key: str, compute: Callable[[], by
             old.unlink(missing_ok=True)
     except OSError:
         return data
-    write_atomic(path, data)
+    write_atomic(path, hashlib.blake2b(data, digest_size=16).digest() + data)
     return data
 
 
@@ -85,11 +96,15 @@ def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` in one rename; a cache that cannot be written costs speed, never the build."""
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    except OSError:
+        return
+    try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(tmp, path)
     except OSError:
-        pass
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 class EntryCache:
@@ -119,7 +134,9 @@ class EntryCache:
                 with open(self.root / name, "rb") as f:
                     blob = f.read()
                 records: list[Record] = pickle.loads(blob)
-            except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss
+            except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss, and goes
+                with contextlib.suppress(OSError):
+                    os.unlink(self.root / name)
                 continue
             self._chunks[name] = [key for key, _, _ in records]
             self.blobs[name] = blob
@@ -188,5 +205,6 @@ class EntryCache:
                         pass
         if compact:
             live = [(key, *self.records[key]) for key in sorted(in_use) if key in self.records]
-            for start in range(0, len(live), CHUNK_SIZE):
-                self.add_chunk(pickle.dumps(live[start:start + CHUNK_SIZE], protocol=pickle.HIGHEST_PROTOCOL))
+            size = chunk_size(len(live))
+            for start in range(0, len(live), size):
+                self.add_chunk(pickle.dumps(live[start:start + size], protocol=pickle.HIGHEST_PROTOCOL))

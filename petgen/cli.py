@@ -20,7 +20,6 @@ OUT = click.option("--out", "out_dir", type=click.Path(path_type=Path), default=
                    help="Output directory; replaced atomically.")
 
 
-
 def cache_options(f):  # type: ignore[no-untyped-def]
     """`--cache-dir DIR` and `--no-cache`, passed on as one `cache_dir` (None: parse everything)."""
     def with_cache_dir(*args, cache_dir: Path, no_cache: bool, **kwargs):  # type: ignore[no-untyped-def]

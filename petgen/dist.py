@@ -29,7 +29,7 @@ _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 def write_file(path: str, data: bytes) -> None:
     """Write a new file with three system calls (open, write, close). Python's `open()` adds a stat, an
     isatty check and seeks, which is most of the cost of writing 20,000 small files."""
-    fd = os.open(path, _CREATE, 0o644)
+    fd = os.open(path, _CREATE, 0o666)  # less the umask, as open() does
     try:
         view = memoryview(data)
         while view:

@@ -29,6 +29,7 @@ from petgen.kb import KnowledgeBase
 from petgen.site import PageRenderer
 
 PARALLEL_THRESHOLD = 1000
+KEEP_PAGE_CONTEXTS = 3
 _shared: tuple[Site, PageRenderer, Path, Path | None] | None = None  # set in the parent before forking
 
 Result = tuple[dict[str, dict[str, str]], int, int]  # routes, files written, entries written
@@ -79,7 +80,7 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
     workers = workers if workers is not None else (os.cpu_count() or 1)
     count = len(kb.entries)
     pages = PageRenderer(kb)
-    _shared = (kb.site, pages, writer.root, _pages_dir(kb, pages))
+    _shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
     parallel = (workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
                 and "fork" in multiprocessing.get_all_start_methods())
     try:
@@ -104,16 +105,28 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
         writer.merge(routes, files)
 
 
-def _pages_dir(kb: KnowledgeBase, pages: PageRenderer) -> Path | None:
-    """The page cache for this build's context (site, taxonomy, templates, code); others are removed."""
+def _prepare_page_cache(kb: KnowledgeBase, pages: PageRenderer) -> Path | None:
+    """Make the page cache for this build's context (site, taxonomy, templates, code) and return it.
+
+    The caches of the two contexts used before it are kept (a `petgen dev` on localhost and a
+    production `petgen build` alternate without rendering everything again); older ones are removed.
+    """
     if kb.cache_root is None:
         return None
     current = kb.cache_root / f"pages-{pages.context_key}"
-    for old in kb.cache_root.glob("pages-*"):
-        if old != current:
-            shutil.rmtree(old, ignore_errors=True)
     try:
         current.mkdir(parents=True, exist_ok=True)
+        os.utime(current)
     except OSError:
         return None
+    others = sorted((p for p in kb.cache_root.glob("pages-*") if p != current), key=_mtime, reverse=True)
+    for old in others[KEEP_PAGE_CONTEXTS - 1:]:
+        shutil.rmtree(old, ignore_errors=True)
     return current
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from petgen.bots import load_bots
+from petgen.cache import EntryCache, Packed, chunk_size, entry_key
 from petgen.content import (
     Category, Entry, Mood, Site, entry_files, load_categories, load_moods, load_site, parse_entry,
 )
-from petgen.bots import load_bots
 from petgen.dist import read_file
-from petgen.cache import CHUNK_SIZE, EntryCache, Packed, entry_key
 from petgen.lexicon import load_lexicon
 from petgen.problems import ContentError, Problem, Problems
 from petgen.search import document_terms
@@ -61,6 +61,14 @@ class KnowledgeBase:
     @property
     def newest_review(self) -> str:
         return max((e.lastReviewed for e in self.entries), default="1970-01-01")
+
+
+@dataclass
+class Loaded:
+    entries: list[Entry]  # in file order
+    source_hash: str
+    packed: list[Packed]  # the same entries as pickled chunks (see EntryCache.packed)
+    cache_root: Path | None  # where the cache keeps this content directory's chunks (None: no cache)
 
 
 def _parse_source(path: str, raw: bytes) -> tuple[Entry | None, list[Problem]]:
@@ -109,7 +117,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         progress(cache.hits)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     if workers > 1 and len(missing) >= PARALLEL_THRESHOLD:
-        size = max(1, min(CHUNK_SIZE, len(missing) // (workers * 8)))
+        size = chunk_size(len(missing))
         chunks = [missing[i:i + size] for i in range(0, len(missing), size)]
         with ProcessPoolExecutor(max_workers=workers) as pool:
             for blob in pool.map(_parse_chunk, chunks):
@@ -119,8 +127,9 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
                 if progress:
                     progress(len(records))
     elif missing:
-        for start in range(0, len(missing), CHUNK_SIZE):
-            for key, entry, entry_problems in cache.add_chunk(_parse_chunk(missing[start:start + CHUNK_SIZE])):
+        size = chunk_size(len(missing))
+        for start in range(0, len(missing), size):
+            for key, entry, entry_problems in cache.add_chunk(_parse_chunk(missing[start:start + size])):
                 results[key] = (entry, entry_problems)
         if progress:
             progress(len(missing))
@@ -133,13 +142,6 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
             entries.append(entry)
     return Loaded(entries, digest.hexdigest(), cache.packed(keys), cache.root)
 
-
-@dataclass
-class Loaded:
-    entries: list[Entry]  # in file order
-    source_hash: str
-    packed: list[Packed]  # the same entries as pickled chunks (see EntryCache.packed)
-    cache_root: Path | None  # where the cache keeps this content directory's chunks (None: no cache)
 
 
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,

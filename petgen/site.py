@@ -28,6 +28,8 @@ def environment() -> Environment:
     # parent template's file on every page it renders (two system calls per page).
     env = Environment(loader=PackageLoader("petgen", "templates"), autoescape=select_autoescape(["html"]),
                       undefined=StrictUndefined, keep_trailing_newline=True, auto_reload=False)
+    # Root-relative, unlike the other links: a deploy preview (served from another host, built with
+    # the production base URL) must load its own stylesheet, which production may not have yet.
     env.globals["stylesheet"] = "/" + stylesheet()[0]
     return env
 

@@ -205,3 +205,18 @@ def test_a_damaged_page_cache_is_rendered_again(content: Path, tmp_path: Path, r
     rendered.clear()
     build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
     assert len(rendered) == 6 and _tree(tmp_path / "a") == _tree(tmp_path / "b")
+
+
+def test_a_damaged_server_card_is_only_a_miss(content: Path, tmp_path: Path) -> None:
+    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    (card,) = (tmp_path / "c").glob("server-card-*")
+    for damaged in (b"", card.read_bytes()[:-10]):
+        card.write_bytes(damaged)
+        build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
+        assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
+
+
+def test_a_local_and_a_production_build_keep_their_pages(content: Path, tmp_path: Path, rendered: list[str]) -> None:
+    for base_url in (BASE_URL, "https://kosenamen.example", BASE_URL, "https://kosenamen.example"):
+        build(content, tmp_path / "d", base_url=base_url, cache_dir=tmp_path / "c")
+    assert len(rendered) == 12  # six pages for each base URL, once
