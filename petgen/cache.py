@@ -7,8 +7,8 @@ the versions of Python and PyYAML): a changed parser never sees results of an ol
 
 Results are stored in chunk files of pickled `(key, entry, problems)` records, exactly the bytes a
 parse worker sends back to the build, so filling the cache costs one file write per chunk and no
-extra serialisation. Chunks no current file uses are deleted after each load; the cache never
-holds more than the content directory's entries plus the chunks of the last changes.
+extra serialisation. Chunks no current file uses are deleted after each load, and chunks that are
+mostly unused, or too many, are compacted, so a content directory's cache stays close to its size.
 
 Beside each chunk, `pages-<context>/<chunk>` keeps the rendered pages of its entries, each with the
 key it was rendered for (the entry file, its related entries' titles); the context is everything
