@@ -102,7 +102,7 @@ def _server_options(f):  # type: ignore[no-untyped-def]
         CONTENT,
         click.option("--base-url", help="Base URL baked into a build made here (default: http://HOST:PORT)."),
         click.option("--state-dir", type=click.Path(path_type=Path), default=Path(".petgen"), show_default=True,
-                     help="Directory for the runtime's state."),
+                     help="Directory for the runtime's state and the build cache (<state-dir>/cache)."),
         click.option("--rate-limit", type=click.IntRange(min=0), envvar="PETGEN_RATE_LIMIT", default=60,
                      show_default=True, help="Requests per minute per client IP; 0 turns the limiter off. "
                      "[env: PETGEN_RATE_LIMIT]"),
