@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from petgen.api import emit_name
-from petgen.content import Entry, Site
+from petgen.content import Site
 from petgen.cache import Packed, write_atomic
 from petgen.dist import DistWriter, read_file
 from petgen.kb import KnowledgeBase
@@ -33,16 +33,6 @@ KEEP_PAGE_CONTEXTS = 3
 _shared: tuple[Site, PageRenderer, Path, Path | None] | None = None  # set in the parent before forking
 
 Result = tuple[dict[str, dict[str, str]], int, int]  # routes, files written, entries written
-
-
-def _emit(entries: list[Entry]) -> Result:
-    assert _shared is not None
-    site, pages, root, _ = _shared
-    writer = DistWriter(root)
-    for entry in entries:
-        emit_name(entry, site, writer)
-        pages.emit(entry, writer)
-    return writer.routes, writer.files, len(entries)
 
 
 def _emit_packed(task: Packed) -> Result:
@@ -85,7 +75,7 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
                 and "fork" in multiprocessing.get_all_start_methods())
     try:
         if not parallel:
-            results = [_emit_packed(task) for task in kb.packed] if kb.packed else [_emit(kb.entries)]
+            results = [_emit_packed(task) for task in kb.packed]
             if meanwhile:
                 meanwhile()
         else:
