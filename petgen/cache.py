@@ -35,6 +35,8 @@ from typing import Any
 
 import yaml
 
+from petgen.dist import read_file
+
 Record = tuple[str, Any, list]  # (key, entry or None, problems)
 Packed = tuple[str, bytes, frozenset[str]]  # (chunk name, pickled records, keys of the entries to take)
 MAX_CHUNKS = 256  # more chunks than this (many small changes) are compacted
@@ -76,7 +78,7 @@ def cached(directory: Path | None, name: str, key: str, compute: Callable[[], by
         return compute()
     path = directory / f"{name}-{key}"
     try:
-        stored = path.read_bytes()
+        stored = read_file(path)
         if stored[:16] == hashlib.blake2b(stored[16:], digest_size=16).digest():
             return stored[16:]
     except OSError:
@@ -131,10 +133,9 @@ class EntryCache:
             if not name.endswith(".pickle"):
                 continue
             try:
-                with open(self.root / name, "rb") as f:
-                    blob = f.read()
+                blob = read_file(self.root / name)
                 records: list[Record] = pickle.loads(blob)
-            except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss, and goes
+            except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss; remove it
                 with contextlib.suppress(OSError):
                     os.unlink(self.root / name)
                 continue
@@ -188,7 +189,7 @@ class EntryCache:
 
     def prune(self, in_use: set[str]) -> None:
         """Delete chunks none of whose entries is in use any more; when a third of what is stored is
-        unused, or there are many chunks, rewrite what is in use as one chunk."""
+        unused, or there are many chunks, rewrite what is in use as fresh chunks of `chunk_size`."""
         if self.root is None:
             return
         stored = sum(len(keys) for keys in self._chunks.values())

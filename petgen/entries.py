@@ -17,13 +17,13 @@ import multiprocessing
 import os
 import pickle
 import shutil
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from petgen.api import emit_name
-from petgen.content import Site
 from petgen.cache import Packed, write_atomic
+from petgen.content import Site
 from petgen.dist import DistWriter, read_file
 from petgen.kb import KnowledgeBase
 from petgen.site import PageRenderer
