@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 import orjson
 
+from petgen.apierrors import ERROR_CODES
 from petgen.cache import cached, fingerprint
 from petgen.dist import HTML, TEXT, DistWriter
 from petgen.kb import KnowledgeBase
@@ -137,7 +138,7 @@ def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter, cache_dir:
     base = kb.site.base_url
     document = openapi_document(kb)
     writer.add_file("/openapi.json", "openapi.json", _json(document), JSON)
-    docs = environment().get_template("docs.html").render(site=kb.site, api=document,
+    docs = environment().get_template("docs.html").render(site=kb.site, api=document, errors=ERROR_CODES,
                                                           schemas=document["components"]["schemas"])
     writer.add_file("/docs", "docs/index.html", docs.encode(), HTML)
 

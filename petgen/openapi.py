@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from petgen.kb import KnowledgeBase
-from petgen.resources import category_resource, name_resource, name_summary
+from petgen.resources import category_resource, license_of, name_resource, name_summary
 from petgen.schemas import DEFS
 
 OPENAPI_VERSION = "1.0.0"
@@ -156,7 +156,7 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
             ],
             "responses": _responses({"description": "A page of names.", "content": _json("NameList", {
                 "items": [example_summary] if example_summary else [], "total": len(kb.entries), "limit": 200,
-                "offset": 0, "nextUrl": None, "license": dict(site.license)})}, 400),
+                "offset": 0, "nextUrl": None, **license_of(site)})}, 400),
         }},
         "/api/names/{slug}": {"get": {
             "operationId": "getName", "tags": ["names"], "summary": "Get one pet name",

@@ -22,7 +22,8 @@ def encode(data: Any) -> bytes:
 
 
 def license_of(site: Site) -> dict[str, str]:
-    return dict(site.license)
+    """The `license` (its label, e.g. `CC BY 4.0`, as the contract shows it) and `licenseUrl` fields."""
+    return {"license": site.license["name"], "licenseUrl": site.license["url"]}
 
 
 def entry_url(site: Site, slug: str) -> str:
@@ -53,7 +54,7 @@ def name_resource(entry: Entry, site: Site) -> dict[str, Any]:
         "datePublished": entry.datePublished,
         "lastReviewed": entry.lastReviewed,
         "url": entry_url(site, entry.slug),
-        "license": license_of(site),
+        **license_of(site),
     }
 
 
@@ -93,7 +94,7 @@ def filter_summaries(items: list[dict[str, Any]], category: str | None, mood: st
 
 def name_list(matching: list[dict[str, Any]], *, category: str | None, mood: str | None, limit: int, offset: int,
               base_url: str, license: dict[str, str]) -> dict[str, Any]:
-    """One NameList page over the already filtered, ordered summaries."""
+    """One NameList page over the already filtered, ordered summaries; `license` is `license_of(site)`."""
     total = len(matching)
     next_offset = offset + limit
     next_url = base_url + list_route(category, mood, limit, next_offset) if next_offset < total else None
@@ -103,7 +104,7 @@ def name_list(matching: list[dict[str, Any]], *, category: str | None, mood: str
         "limit": limit,
         "offset": offset,
         "nextUrl": next_url,
-        "license": license,
+        **license,
     }
 
 
@@ -121,7 +122,7 @@ def category_summary(category: Category, count: int, site: Site) -> dict[str, An
 
 def category_resource(category: Category, names: list[dict[str, Any]], site: Site) -> dict[str, Any]:
     """The Category resource of `/api/categories/{slug}`, with all its names."""
-    return {**category_summary(category, len(names), site), "names": names, "license": license_of(site)}
+    return {**category_summary(category, len(names), site), "names": names, **license_of(site)}
 
 
 def category_list(items: list[dict[str, Any]], moods: list[Mood], site: Site) -> dict[str, Any]:
@@ -129,20 +130,26 @@ def category_list(items: list[dict[str, Any]], moods: list[Mood], site: Site) ->
         "items": items,
         "total": len(items),
         "moods": [{"slug": m.slug, "title": m.title, "description": m.description} for m in moods],
-        "license": license_of(site),
+        **license_of(site),
     }
 
 
 def status_resource(*, site: Site, status: str, timestamp: str, names: int, categories: int, moods: int,
-                    content_hash: str) -> dict[str, Any]:
-    """The Status resource: static copy at build time, answered live by the runtime."""
+                    content_hash: str, checks: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+    """The Status resource: static copy at build time, answered live by the runtime.
+
+    `status` is `ok`, `degraded` (serving, but a check failed: see `checks`) or `down` (nothing to serve).
+    """
     return {
         "status": status,
+        "timestamp": timestamp,
+        "version": site.api_version,
+        "names": names,
+        "categories": categories,
+        "moods": moods,
         "service": site.name,
         "site": site.site,
-        "version": site.api_version,
-        "timestamp": timestamp,
-        "counts": {"names": names, "categories": categories, "moods": moods},
         "contentHash": content_hash,
-        "license": license_of(site),
+        "checks": checks or {},
+        **license_of(site),
     }

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from petgen.apierrors import ERROR_CODES
+
 SLUG = {"type": "string", "pattern": "^[a-z0-9]+(?:-[a-z0-9]+)*$"}
 DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "format": "date"}
 URL = {"type": "string", "format": "uri", "pattern": "^https?://"}
 TEXT = {"type": "string", "minLength": 1}
 TEXTS = {"type": "array", "items": TEXT}
+
+
+LICENSE = {
+    "license": {"type": "string", "minLength": 1, "description": "The license label, `CC BY 4.0`.", "examples": ["CC BY 4.0"]},
+    "licenseUrl": {**URL, "description": "The license text."},
+}
 
 
 def _object(properties: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict[str, Any]:
@@ -21,8 +29,6 @@ def _object(properties: dict[str, Any], required: list[str] | None = None, **ext
 
 
 DEFS: dict[str, dict[str, Any]] = {
-    "License": _object({"name": TEXT, "url": URL, "attribution": TEXT}, ["name", "url"],
-                       description="Every entry and response is licensed CC BY 4.0."),
     "FaqItem": _object({"question": TEXT, "answer": TEXT}),
     "Name": _object({
         "slug": SLUG, "title": TEXT,
@@ -40,7 +46,7 @@ DEFS: dict[str, dict[str, Any]] = {
         "faq": {"type": "array", "items": {"$ref": "#/$defs/FaqItem"}, "minItems": 2, "maxItems": 3},
         "datePublished": DATE, "lastReviewed": DATE,
         "url": {**URL, "description": "the entry's human page"},
-        "license": {"$ref": "#/$defs/License"},
+        **LICENSE,
     }),
     "NameSummary": _object({
         "slug": SLUG, "title": TEXT, "meaning": TEXT,
@@ -52,7 +58,7 @@ DEFS: dict[str, dict[str, Any]] = {
         "limit": {"type": "integer", "minimum": 1, "maximum": 200},
         "offset": {"type": "integer", "minimum": 0},
         "nextUrl": {"oneOf": [URL, {"type": "null"}], "description": "absolute URL of the next page, or null"},
-        "license": {"$ref": "#/$defs/License"},
+        **LICENSE,
     }),
     "CategorySummary": _object({
         "slug": SLUG, "title": TEXT, "emoji": TEXT, "description": TEXT,
@@ -64,21 +70,31 @@ DEFS: dict[str, dict[str, Any]] = {
         "items": {"type": "array", "items": {"$ref": "#/$defs/CategorySummary"}},
         "total": {"type": "integer", "minimum": 0},
         "moods": {"type": "array", "items": {"$ref": "#/$defs/Mood"}},
-        "license": {"$ref": "#/$defs/License"},
+        **LICENSE,
     }),
     "Status": _object({
-        "status": {"enum": ["ok", "empty"]}, "service": TEXT, "site": SLUG, "version": TEXT,
-        "timestamp": {"type": "string", "format": "date-time"},
-        "counts": _object({k: {"type": "integer", "minimum": 0} for k in ("names", "categories", "moods")}),
-        "contentHash": TEXT, "license": {"$ref": "#/$defs/License"},
+        "status": {"enum": ["ok", "degraded", "down"],
+                   "description": "ok; degraded: serving, but a check in `checks` fails; down: nothing to serve (503)"},
+        "timestamp": {"type": "string", "format": "date-time", "description": "now (the runtime's clock)"},
+        "version": TEXT,
+        "names": {"type": "integer", "minimum": 0, "description": "number of entries"},
+        "categories": {"type": "integer", "minimum": 0, "description": "number of categories"},
+        "moods": {"type": "integer", "minimum": 0, "description": "number of moods"},
+        "service": TEXT, "site": SLUG,
+        "contentHash": {"type": "string", "description": "hash of the content the loaded dist was built from"},
+        "checks": {"type": "object", "description": "each check of the runtime: `ok`, or `fail` with a detail",
+                   "additionalProperties": {"$ref": "#/$defs/Check"}},
+        **LICENSE,
     }),
+    "Check": _object({"status": {"enum": ["ok", "fail"]}, "detail": TEXT}, ["status"]),
     "Error": _object({
         "error": _object({
-            "code": {"enum": ["bad_request", "not_found", "method_not_allowed", "payload_too_large", "unsupported_media_type",
-                              "rate_limited", "internal_error"]},
-            "message": TEXT, "hint": TEXT, "docs": TEXT,
+            "code": {"enum": [e.code for e in ERROR_CODES],
+                     "description": "; ".join(f"`{e.code}` ({e.status}): {e.when}" for e in ERROR_CODES)},
+            "message": TEXT, "hint": TEXT,
+            "docs": {**URL, "description": "the code's documentation (absolute URI)"},
         }, ["code", "message"]),
-        "license": {"$ref": "#/$defs/License"},
+        **LICENSE,
     }, ["error"]),
 }
 DEFS["SearchHit"] = _object({"slug": SLUG, "title": TEXT, "meaning": TEXT, "url": URL,
@@ -88,11 +104,11 @@ DEFS["SearchResults"] = _object({
     "items": {"type": "array", "items": {"$ref": "#/$defs/SearchHit"}, "maxItems": 50},
     "total": {"type": "integer", "minimum": 0, "description": "all matches, not just this page"},
     "limit": {"type": "integer", "minimum": 1, "maximum": 50},
-    "license": {"$ref": "#/$defs/License"},
+    **LICENSE,
 })
 DEFS["AskMeta"] = _object({
     "response_type": {"const": "Answer"}, "version": TEXT, "site": SLUG, "query": TEXT,
-    "result_count": {"type": "integer", "minimum": 0}, "license": {"$ref": "#/$defs/License"},
+    "result_count": {"type": "integer", "minimum": 0}, **LICENSE,
 })
 DEFS["AskResult"] = _object({
     "@type": {"const": "DefinedTerm"}, "name": TEXT, "url": URL, "description": TEXT,
@@ -105,7 +121,7 @@ DEFS["AskResponse"] = _object({
 DEFS["Category"] = _object(
     {**DEFS["CategorySummary"]["properties"],
      "names": {"type": "array", "items": {"$ref": "#/$defs/NameSummary"}},
-     "license": {"$ref": "#/$defs/License"}},
+     **LICENSE},
 )
 
 

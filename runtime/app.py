@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import gc
 import logging
-from collections.abc import AsyncIterator, Callable
+import time
+from collections.abc import Callable
 from typing import Any
 
+import anyio
+import anyio.abc
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from petgen.content import Site
+from petgen.openapi import OPENAPI_VERSION
 from petgen.resources import encode, status_resource
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.cors import CORS_HEADERS, CORSMiddleware
-from runtime.dist import Dist, StaticFile
-from runtime.errors import error_response, use_license
+from runtime.dist import Dist, DistNotFound, StaticFile
+from runtime.errors import JSON, error_response, send_error, use_site
 from runtime.guard import BodyTooLarge, GuardMiddleware
+from runtime.health import Health, content_probe
 from runtime.mcp import build_mcp, mcp_routes
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
+from runtime.params import shown
 from runtime.ratelimit import RateLimitMiddleware
 from runtime.search import BadSearch, parse_search_query, search_results
 from runtime.settings import Settings
@@ -34,28 +41,93 @@ HTML = "text/html; charset=utf-8"
 FAST_METHODS = frozenset({"GET", "HEAD"})
 DYNAMIC_PATHS = frozenset({"/api/names", "/api/status"})  # their query string or the clock matters
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+# Paths whose every answer is JSON, errors included (human pages answer an HTML 404 instead).
+JSON_SURFACES = ("/api", "/.well-known", "/openapi.json", "/webhooks")
+# What the Status resource names while no dist (and so no site.yml) is loaded.
+FALLBACK_SITE = Site(name="Kosenamen API", site="kosenamen", base_url="", language="de", api_version=OPENAPI_VERSION,
+                     description="", license={"name": "CC BY 4.0", "url": "https://creativecommons.org/licenses/by/4.0/",
+                                              "attribution": ""})
+
+
+def is_json_surface(path: str) -> bool:
+    return path in ("/ask", "/mcp") or any(path == p or path.startswith(p + "/") for p in JSON_SURFACES)
+
+
+def status_response(code: int, body: dict[str, Any]) -> Response:
+    response = Response(encode(body), status_code=code, media_type=JSON)
+    response.headers["cache-control"] = "no-store"
+    return response
 
 
 class Runtime:
-    """What the app has loaded; `reload()` swaps in a new dist without a restart."""
+    """What the app has loaded; `reload()` swaps in a new dist without a restart.
+
+    Without a loadable dist the runtime is `down`: it answers 503 and tries to load the dist again at
+    most every `RETRY_DOWN` seconds, so it comes up by itself once a build appears.
+    """
+
+    RETRY_DOWN = 5.0
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.dist = self._load()
+        self.health = Health()
+        if settings.content is not None:
+            self.health.add_probe("content", content_probe(settings.content, settings.dist))
+        self.dist: Dist | None = None
+        self.down_reason = ""
+        self._next_attempt = 0.0
+        self.on_load: list[Callable[[Dist], None]] = []
+        self.reload()
 
-    def _load(self) -> Dist:
-        dist = Dist.load(self.settings.dist)
-        use_license(dict(dist.site.license))
+    def reload(self) -> bool:
+        """Load the dist; on failure keep serving the previous one (degraded) or stay down."""
+        try:
+            dist = Dist.load(self.settings.dist)
+        except DistNotFound as exc:
+            if self.dist is None:
+                if self.down_reason != str(exc):
+                    log.error("down: %s", exc)
+                self.down_reason = str(exc)
+                self._next_attempt = time.monotonic() + self.RETRY_DOWN
+            else:
+                log.error("reload failed, still serving the previous build: %s", exc)
+                self.health.fail("dist", f"reloading failed ({exc}); serving the previous build")
+            return False
+        use_site(dist.site)
+        if self.dist is not None:
+            gc.unfreeze()  # let the collector see the old dist again once it is dropped
         # The loaded dist is long-lived and large (10,000 entries: ~500,000 objects); moving it out of
         # the garbage collector's view keeps full collections from pausing requests.
         gc.collect()
         gc.freeze()
-        return dist
+        first = self.dist is None
+        self.dist, self.down_reason = dist, ""
+        self.health.recover("dist")
+        self.health.forget_probes()
+        log.info("%s %s (%d routes)", "loaded" if first else "reloaded", self.settings.dist, len(dist.routes))
+        for callback in self.on_load:
+            callback(dist)
+        return True
 
-    def reload(self) -> None:
-        gc.unfreeze()  # let the collector see the old dist again once it is dropped
-        self.dist = self._load()
-        log.info("reloaded %s (%d routes)", self.settings.dist, len(self.dist.routes))
+    def up(self) -> Dist | None:
+        """The loaded dist; while down, try to load it again (at most every RETRY_DOWN seconds)."""
+        if self.dist is None and time.monotonic() >= self._next_attempt:
+            self.reload()
+        return self.dist
+
+    def status(self) -> tuple[int, dict[str, Any]]:
+        """The Status resource as now, with its HTTP status (503 when down)."""
+        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        d = self.dist
+        if d is None:
+            return 503, status_resource(site=FALLBACK_SITE, status="down", timestamp=now, names=0, categories=0,
+                                        moods=0, content_hash="", checks={"dist": {"status": "fail",
+                                                                                  "detail": self.down_reason}})
+        checks = self.health.checks()
+        healthy = all(check["status"] == "ok" for check in checks.values())
+        return 200, status_resource(site=d.site, status="ok" if healthy else "degraded", timestamp=now,
+                                    names=len(d.items), categories=len(d.categories), moods=len(d.moods),
+                                    content_hash=d.source_hash, checks=checks)
 
 
 class PreparedResponse(Response):
@@ -73,6 +145,7 @@ class PreparedResponse(Response):
 
 def build_starlette(runtime: Runtime) -> Starlette:
     def dist() -> Dist:
+        assert runtime.dist is not None  # DistGate answers every request while the runtime is down
         return runtime.dist
 
     async def names(request: Request) -> Response:
@@ -107,14 +180,8 @@ def build_starlette(runtime: Runtime) -> Starlette:
                               'POST a JSON body such as {"query": "Was bedeutet Spatzl?"}', headers={"allow": "POST"})
 
     async def status(request: Request) -> Response:
-        d = dist()
-        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        body = status_resource(site=d.site, status="ok" if d.items else "empty", timestamp=now,
-                               names=len(d.items), categories=len(d.categories), moods=len(d.moods),
-                               content_hash=d.source_hash)
-        response = Response(encode(body), media_type="application/json; charset=utf-8")
-        response.headers["cache-control"] = "no-store"
-        return response
+        code, body = await run_in_threadpool(runtime.status)  # its probes may touch the file system
+        return status_response(code, body)
 
     async def name(request: Request) -> Response:
         return unknown_or_redirect(request, dist(), request.path_params["slug"], "/api/names/")
@@ -137,15 +204,25 @@ def build_starlette(runtime: Runtime) -> Starlette:
         return response
 
     async def without_slash(request: Request) -> Response:
+        """API paths have no trailing slash: 308 (method and body kept) to the canonical path."""
         location = request.url.path.rstrip("/") + (f"?{request.url.query}" if request.url.query else "")
-        return RedirectResponse(location, status_code=301)
+        return RedirectResponse(location, status_code=308)
 
     async def api_fallback(request: Request) -> Response:
+        """Anything else under the JSON surfaces (/api, /.well-known, /openapi.json, /webhooks): an envelope."""
         path = request.url.path
+        if path.endswith("/") and path.rstrip("/") and request.method in ("GET", "HEAD"):
+            return await without_slash(request)
         if path in dist().routes or path in DYNAMIC_PATHS or path == "/api/search":
             return error_response(405, f"Method {request.method} is not allowed on {path}.", "use GET or HEAD",
                                   headers={"allow": "GET, HEAD"})
-        return error_response(404, f"No API endpoint at {path}.",
+        if path == "/webhooks" or path.startswith("/webhooks/"):
+            return error_response(404, "Webhooks (beta) are not open for subscriptions on this server yet.",
+                                  "a subscription can be arranged with the operator; see /docs")
+        if path.startswith("/.well-known/"):
+            return error_response(404, f"No discovery document at {shown(path)}.",
+                                  "see /.well-known/api-catalog for the documents this service publishes")
+        return error_response(404, f"No API endpoint at {shown(path)}.",
                               "see /openapi.json; the endpoints are /api/names, /api/names/{slug}, /api/categories, "
                               "/api/categories/{slug}, /api/search, /api/status")
 
@@ -157,8 +234,8 @@ def build_starlette(runtime: Runtime) -> Starlette:
         if exc.status_code == 405:
             return error_response(405, f"Method {request.method} is not allowed on {request.url.path}.",
                                   f"allowed: {(exc.headers or {}).get('Allow', 'GET')}", headers=exc.headers)
-        if not request.url.path.startswith("/api/"):
-            return Response(dist().not_found_html, status_code=exc.status_code, media_type=HTML)
+        if exc.status_code == 404 and not is_json_surface(request.url.path):
+            return Response(dist().not_found_html, status_code=404, media_type=HTML)
         return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
 
     async def server_error(request: Request, exc: Exception) -> Response:
@@ -175,8 +252,8 @@ def build_starlette(runtime: Runtime) -> Starlette:
         Route("/api/categories/{slug}", category, methods=["GET", "HEAD"]),
         Route("/api/names/{slug}/", without_slash, methods=["GET", "HEAD"]),
         Route("/api/categories/{slug}/", without_slash, methods=["GET", "HEAD"]),
-        Route("/api", api_fallback, methods=ALL_METHODS),
-        Route("/api/{rest:path}", api_fallback, methods=ALL_METHODS),
+        *(Route(path, api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
+        *(Route(f"{path}/{{rest:path}}", api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
         Route("/ask", ask, methods=["POST"]),
         Route("/ask", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),
         Route("/names/{slug}", page, methods=["GET", "HEAD"]),
@@ -186,25 +263,27 @@ def build_starlette(runtime: Runtime) -> Starlette:
     mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
     routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url)  # before the site's catch-all
 
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with mcp.session_manager.run():  # the MCP SDK's lifespan runs inside ours
-            yield
-
-    return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app.state.mcp = mcp
+    return app
 
 
 class PetgenApp:
-    """The middleware stack around Starlette, with the runtime exposed for reloads and tests."""
+    """The middleware stack around Starlette, with the runtime exposed for reloads and tests.
+
+    The app handles the ASGI lifespan itself: it holds a task group for the server's lifetime, in
+    which the MCP SDK's session manager runs once a dist is loaded (at start, or later when a runtime
+    that started down comes up).
+    """
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.runtime = Runtime(settings)
-        self.starlette = build_starlette(self.runtime)
-        inner: Callable[..., Any] = StaticRoutes(self.starlette, dist=lambda: self.runtime.dist,
-                                                 dynamic_paths=DYNAMIC_PATHS)
-        inner = GuardMiddleware(inner, max_body=settings.max_body)
+        self.starlette = build_starlette(self.runtime) if self.runtime.dist is not None else None
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._mcp_started = False
+        self.static = StaticRoutes(self._starlette, dist=lambda: self.runtime.dist, dynamic_paths=DYNAMIC_PATHS)
+        inner = GuardMiddleware(self._when_up, max_body=settings.max_body)
         self.ratelimit = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
                                              trusted_proxies=settings.trusted_proxies)
         self.asgi = CORSMiddleware(self.ratelimit)  # outermost: even a 429 can be read by a browser
@@ -213,7 +292,8 @@ class PetgenApp:
         """Fast lane for static GET/HEAD (the hot path): the same headers as the middleware stack adds,
         without a wrapper per middleware; everything else goes through the stack."""
         if scope["type"] == "http" and scope["method"] in FAST_METHODS and scope["path"] not in DYNAMIC_PATHS:
-            file = self.runtime.dist.routes.get(scope["path"])
+            dist = self.runtime.dist
+            file = dist.routes.get(scope["path"]) if dist is not None else None
             if file is not None:
                 extra = CORS_HEADERS
                 if self.ratelimit.enabled:
@@ -224,7 +304,61 @@ class PetgenApp:
                     extra = CORS_HEADERS + limits
                 await send_file(scope, send, file, extra=extra)
                 return
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
         await self.asgi(scope, receive, send)
+
+    async def _when_up(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        """Serve from the loaded dist, or answer 503 while the runtime is down."""
+        if self.runtime.up() is None:
+            await self._down(scope, send)
+            return
+        await self._start_surfaces()
+        await self.static(scope, receive, send)
+
+    async def _starlette(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        assert self.starlette is not None
+        await self.starlette(scope, receive, send)
+
+    async def _start_surfaces(self) -> None:
+        """Build the routes (once a dist is loaded) and start the MCP session manager in the lifespan's tasks."""
+        if self.starlette is None:
+            self.starlette = build_starlette(self.runtime)
+        if self._tasks is not None and not self._mcp_started:
+            self._mcp_started = True
+            await self._tasks.start(self._run_mcp, self.starlette.state.mcp)
+
+    @staticmethod
+    async def _run_mcp(mcp: Any, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        async with mcp.session_manager.run():
+            task_status.started()
+            await anyio.sleep_forever()
+
+    async def _lifespan(self, receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        await receive()  # lifespan.startup
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            if self.runtime.dist is not None:
+                await self._start_surfaces()
+            await send({"type": "lifespan.startup.complete"})
+            await receive()  # lifespan.shutdown
+            tasks.cancel_scope.cancel()
+        self._tasks, self._mcp_started = None, False
+        await send({"type": "lifespan.shutdown.complete"})
+
+    async def _down(self, scope: dict[str, Any], send: Callable[..., Any]) -> None:
+        retry = [(b"retry-after", str(int(Runtime.RETRY_DOWN)).encode())]
+        if scope["path"] == "/api/status":
+            code, body = self.runtime.status()
+            data = encode(body)
+            await send({"type": "http.response.start", "status": code, "headers": [
+                (b"content-type", JSON.encode()), (b"content-length", str(len(data)).encode()),
+                (b"cache-control", b"no-store"), *retry]})
+            await send({"type": "http.response.body", "body": data if scope["method"] != "HEAD" else b""})
+            return
+        await send_error(send, 503, "The service is down: no build of the knowledge base is loaded.",
+                         "try again in a minute; /api/status says when it is back", retry)
 
 
 def _with_headers(send: Callable[..., Any], headers: list[tuple[bytes, bytes]]) -> Callable[..., Any]:

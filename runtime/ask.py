@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from petgen.lexicon import Lexicon
+from petgen.resources import license_of
 from petgen.search import Hit, analyze, words
 from runtime.dist import Dist
 
@@ -242,7 +243,7 @@ def answer(question: str, dist: Dist, limit: int) -> tuple[Understanding, list[H
 
 def meta(request: AskRequest, dist: Dist, count: int) -> dict[str, Any]:
     return {"response_type": RESPONSE_TYPE, "version": NLWEB_VERSION, "site": request.site,
-            "query": request.query, "result_count": count, "license": dict(dist.site.license)}
+            "query": request.query, "result_count": count, **license_of(dist.site)}
 
 
 def result_item(hit: Hit, dist: Dist) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from starlette.routing import BaseRoute, Route
 
 from petgen.content import closest
 from petgen.discovery import reverse_dns
+from petgen.resources import license_of
 from petgen.schemas import DEFS, referenced
 from petgen.text import slugify
 from runtime.dist import Dist
@@ -162,7 +163,7 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> MCPSe
                      mime_type="application/json")
     def names_resource() -> str:
         d = dist()
-        return orjson.dumps({"items": d.items, "total": len(d.items), "license": dict(d.site.license)}).decode()
+        return orjson.dumps({"items": d.items, "total": len(d.items), **license_of(d.site)}).decode()
 
     @server.resource("petname://categories", name="categories", title="Categories and moods",
                      description="The category and mood vocabularies with counts.", mime_type="application/json")

@@ -1,8 +1,16 @@
-"""Per-client-IP rate limiting as pure ASGI middleware (a sliding log over a rolling window).
+"""Per-client rate limiting as pure ASGI middleware: a sliding-window counter, O(1) per request and per key.
 
-Every response carries `X-RateLimit-Limit/Remaining/Reset` (Reset = Unix time in seconds when the
-next request slot frees up) and the IETF `RateLimit-Policy` / `RateLimit` fields
-(draft-ietf-httpapi-ratelimit-headers); over budget, 429 `rate_limited` with `Retry-After`.
+Each client key holds three integers: the number of the current fixed window (`floor(time / window)`)
+and its request count, and the previous window's count. A request is allowed while
+`floor(previous × (1 − elapsed / window)) + current < limit`: the previous window's requests count
+in proportion to how much of it still lies within the last `window` seconds (the method Cloudflare
+and the `limits` library use). Windows are aligned to the wall clock, so every replica agrees on
+them; the key count is bounded (the least recently renewed key is forgotten first).
+
+Every response carries `X-RateLimit-Limit`, `X-RateLimit-Remaining`, `X-RateLimit-Reset` (seconds
+until the current window resets, 0..window) and the IETF `RateLimit-Policy` / `RateLimit` fields
+(draft-ietf-httpapi-ratelimit-headers, `t` = the same seconds); over budget, 429 `rate_limited`
+with `Retry-After` (seconds until a request will be allowed again).
 """
 
 from __future__ import annotations
@@ -10,65 +18,104 @@ from __future__ import annotations
 import ipaddress
 import math
 import time
-from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from runtime.errors import send_error
 from runtime.settings import Network
 
 POLICY = "per-ip"
+MAX_KEYS = 100_000  # ≈ 25 MB of counters at most
 
 
-class SlidingLog:
-    """In-memory store of recent request times per key. One process; use Redis for replicas."""
+@dataclass(frozen=True)
+class Decision:
+    allowed: bool
+    remaining: int
+    reset: int  # seconds until the current window resets
+    retry_after: int  # seconds until a request is allowed again (0 when allowed)
 
-    def __init__(self, limit: int, window: float, clock: Callable[[], float] = time.monotonic) -> None:
+
+class WindowCounter:
+    """In-process store (one process; replicas need a shared store)."""
+
+    def __init__(self, limit: int, window: int, clock: Callable[[], float] = time.time,
+                 max_keys: int = MAX_KEYS) -> None:
         self.limit = limit
         self.window = window
         self.clock = clock
-        self.hits: dict[str, deque[float]] = {}
-        self._next_sweep = 0.0
+        self.max_keys = max_keys
+        self.counts: dict[str, tuple[int, int, int]] = {}  # key -> (window number, previous count, current count)
 
-    def hit(self, key: str) -> tuple[bool, int, float]:
-        """Record a request if allowed; return (allowed, remaining, seconds until a slot frees up)."""
+    def hit(self, key: str) -> Decision:
+        """Count a request for `key` if it is allowed."""
         now = self.clock()
-        if now >= self._next_sweep:
-            self._sweep(now)
-        log = self.hits.get(key)
-        if log is None:
-            log = self.hits[key] = deque()
-        cutoff = now - self.window
-        while log and log[0] <= cutoff:
-            log.popleft()
-        allowed = len(log) < self.limit
+        number = int(now // self.window)
+        elapsed = now - number * self.window
+        entry = self.counts.get(key)
+        if entry is None or entry[0] < number - 1:
+            previous, current = 0, 0
+        elif entry[0] == number - 1:
+            previous, current = entry[2], 0
+        else:
+            previous, current = entry[1], entry[2]
+        used = int(previous * (1 - elapsed / self.window)) + current
+        allowed = used < self.limit
         if allowed:
-            log.append(now)
-        reset = (log[0] + self.window - now) if log else 0.0
-        return allowed, self.limit - len(log), reset
+            current += 1
+            used += 1
+        if entry is None or entry[0] != number:
+            # (Re)insert at the end, so the dict's order is the order keys were last renewed in.
+            self.counts.pop(key, None)
+            if len(self.counts) >= self.max_keys:
+                del self.counts[next(iter(self.counts))]
+        self.counts[key] = (number, previous, current)
+        reset = math.ceil(self.window - elapsed)
+        retry = 0 if allowed else self._retry_after(previous, current, elapsed)
+        return Decision(allowed, max(0, self.limit - used), reset, retry)
 
-    def _sweep(self, now: float) -> None:
-        """Forget clients idle for a whole window, so memory stays bounded by active clients."""
-        cutoff = now - self.window
-        for key in [k for k, log in self.hits.items() if not log or log[-1] <= cutoff]:
-            del self.hits[key]
-        self._next_sweep = now + self.window
+    def _retry_after(self, previous: int, current: int, elapsed: float) -> int:
+        """Whole seconds after which `floor(previous × weight) + current < limit` holds again (strictly)."""
+        if current >= self.limit:  # not before the next window, when `current` becomes `previous`
+            wait = self.window - elapsed + self.window * (1 - self.limit / current)
+        else:  # when enough of the previous window has slid out
+            wait = self.window * (1 - (self.limit - current) / previous) - elapsed
+        return max(1, math.floor(wait) + 1)
 
 
 def client_ip(scope: dict[str, Any], trusted: tuple[Network, ...]) -> str:
-    """The socket peer, or, when the peer is a trusted proxy, the nearest untrusted X-Forwarded-For hop."""
+    """The client's rate-limit key: the socket peer or, when the peer is a trusted proxy, the nearest
+    untrusted `X-Forwarded-For` hop. Only a syntactically valid IP counts; anything else in the header
+    falls back to the peer. IPv6 clients are keyed by their /64, the block one subscriber gets."""
     client = scope.get("client")
     peer = client[0] if client else "unknown"
-    if not trusted or not _is_trusted(peer, trusted):
-        return peer
-    forwarded = b",".join(v for k, v in scope["headers"] if k == b"x-forwarded-for").decode("latin-1")
-    for hop in reversed([h.strip() for h in forwarded.split(",") if h.strip()]):
-        if not _is_trusted(hop, trusted):
-            return hop
+    if trusted and _in(peer, trusted):
+        forwarded = b",".join(v for k, v in scope["headers"] if k == b"x-forwarded-for").decode("latin-1")
+        for hop in reversed(forwarded.split(",")):
+            try:
+                ip = ipaddress.ip_address(hop.strip())
+            except ValueError:
+                break  # junk from here on: believe no further hop
+            if not any(ip in net for net in trusted):
+                return _key(ip)
+    if ":" in peer:
+        try:
+            return _key(ipaddress.ip_address(peer))
+        except ValueError:
+            pass
     return peer
 
 
-def _is_trusted(address: str, trusted: tuple[Network, ...]) -> bool:
+def _key(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
+    if ip.version == 6:
+        if ip.ipv4_mapped:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((int(ip) >> 64 << 64, 64)))
+    return str(ip)
+
+
+def _in(address: str, trusted: tuple[Network, ...]) -> bool:
     try:
         ip = ipaddress.ip_address(address)
     except ValueError:
@@ -78,15 +125,15 @@ def _is_trusted(address: str, trusted: tuple[Network, ...]) -> bool:
 
 class RateLimitMiddleware:
     def __init__(self, app: Callable[..., Any], *, limit: int, window: int = 60,
-                 trusted_proxies: tuple[Network, ...] = (), clock: Callable[[], float] = time.monotonic,
-                 wall_clock: Callable[[], float] = time.time) -> None:
+                 trusted_proxies: tuple[Network, ...] = (), clock: Callable[[], float] = time.time,
+                 max_keys: int = MAX_KEYS) -> None:
         self.app = app
         self.limit = limit
         self.window = window
         self.trusted = trusted_proxies
-        self.store = SlidingLog(limit, window, clock)
-        self.wall_clock = wall_clock
+        self.store = WindowCounter(limit, window, clock, max_keys)
         self.policy = f'"{POLICY}";q={limit};w={window}'.encode()
+        self.limit_header = str(limit).encode()
 
     @property
     def enabled(self) -> bool:
@@ -94,18 +141,18 @@ class RateLimitMiddleware:
 
     def evaluate(self, scope: dict[str, Any]) -> tuple[bool, list[tuple[bytes, bytes]]]:
         """Count this request; return (allowed, the rate-limit headers for its response)."""
-        allowed, remaining, reset = self.store.hit(client_ip(scope, self.trusted))
-        reset_s = max(1, math.ceil(reset))
+        decision = self.store.hit(client_ip(scope, self.trusted))
+        remaining, reset = str(decision.remaining).encode(), str(decision.reset).encode()
         headers = [
-            (b"x-ratelimit-limit", str(self.limit).encode()),
-            (b"x-ratelimit-remaining", str(remaining).encode()),
-            (b"x-ratelimit-reset", str(math.ceil(self.wall_clock() + reset)).encode()),
+            (b"x-ratelimit-limit", self.limit_header),
+            (b"x-ratelimit-remaining", remaining),
+            (b"x-ratelimit-reset", reset),
             (b"ratelimit-policy", self.policy),
-            (b"ratelimit", f'"{POLICY}";r={remaining};t={reset_s}'.encode()),
+            (b"ratelimit", b'"' + POLICY.encode() + b'";r=' + remaining + b";t=" + reset),
         ]
-        if not allowed:
-            headers.append((b"retry-after", str(reset_s).encode()))
-        return allowed, headers
+        if not decision.allowed:
+            headers.append((b"retry-after", str(decision.retry_after).encode()))
+        return decision.allowed, headers
 
     async def reject(self, send: Callable[..., Any], headers: list[tuple[bytes, bytes]]) -> None:
         """Answer 429 with the headers from `evaluate`."""

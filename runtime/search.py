@@ -3,36 +3,24 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qsl
 
-from petgen.content import closest
+from petgen.resources import license_of
 from petgen.search import Hit, analyze
 from runtime.ask import understand
 from runtime.dist import Dist
+from runtime.params import BadRequest, query_params, whole_number
 
 SEARCH_PARAMS = ("q", "limit")
 DEFAULT_LIMIT = 10
 MAX_LIMIT = 50
 
 
-class BadSearch(Exception):
-    def __init__(self, message: str, hint: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+BadSearch = BadRequest  # the name the MCP tools catch
 
 
 def parse_search_query(query_string: str) -> tuple[str, int]:
     """Validate `q` (required, 2+ characters after trimming) and `limit` (1..50, default 10)."""
-    seen: dict[str, str] = {}
-    for name, value in parse_qsl(query_string, keep_blank_values=True):
-        if name not in SEARCH_PARAMS:
-            match = closest(name, SEARCH_PARAMS)
-            raise BadSearch(f"Unknown parameter '{name}'.",
-                            f"did you mean '{match}'?" if match else "allowed parameters: q, limit")
-        if name in seen:
-            raise BadSearch(f"Parameter '{name}' is given more than once.", f"send '{name}' once")
-        seen[name] = value
+    seen = query_params(query_string, SEARCH_PARAMS)
     if "q" not in seen:
         raise BadSearch("The parameter 'q' is required.", "search like /api/search?q=bärchen")
     q = " ".join(seen["q"].split())
@@ -41,16 +29,7 @@ def parse_search_query(query_string: str) -> tuple[str, int]:
                         "type at least two letters, e.g. /api/search?q=ma")
     if len(q) > 200:
         raise BadSearch("The query 'q' must not be longer than 200 characters.", "shorten the query")
-    limit = DEFAULT_LIMIT
-    if "limit" in seen:
-        try:
-            limit = int(seen["limit"])
-        except ValueError:
-            raise BadSearch(f"'limit' must be a whole number from 1 to {MAX_LIMIT}, not '{seen['limit']}'.",
-                            "for example limit=10") from None
-        if not 1 <= limit <= MAX_LIMIT:
-            raise BadSearch(f"'limit' must be from 1 to {MAX_LIMIT}, not {limit}.",
-                            f"use limit={max(1, min(limit, MAX_LIMIT))}")
+    limit = whole_number("limit", seen["limit"], 1, MAX_LIMIT, DEFAULT_LIMIT) if "limit" in seen else DEFAULT_LIMIT
     return q, limit
 
 
@@ -64,4 +43,4 @@ def search_results(q: str, limit: int, dist: Dist) -> dict[str, Any]:
     groups = understand(q, dist.lexicon_index, dist.title_words).words or [[w] for w in analyze(q)]
     hits, total = dist.search.top(groups, limit)
     return {"query": q, "items": [hit_item(h) for h in hits], "total": total, "limit": limit,
-            "license": dict(dist.site.license)}
+            **license_of(dist.site)}

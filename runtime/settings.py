@@ -26,6 +26,7 @@ def parse_networks(values: str | list[str] | tuple[str, ...]) -> tuple[Network, 
 @dataclass(frozen=True)
 class Settings:
     dist: Path = Path("dist")
+    content: Path | None = None  # when set, /api/status reports a dist older than this content as degraded
     state_dir: Path = Path(".petgen")
     rate_limit: int = 60  # requests per rolling window per client IP; 0 turns the limiter off
     rate_window: int = 60  # seconds
@@ -34,11 +35,12 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Read PETGEN_DIST, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES, PETGEN_MAX_BODY."""
+        """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES, PETGEN_MAX_BODY."""
         env = os.environ if environ is None else environ
         defaults = cls()
         return cls(
             dist=Path(env.get("PETGEN_DIST", defaults.dist)),
+            content=Path(env["PETGEN_CONTENT"]) if env.get("PETGEN_CONTENT") else None,
             state_dir=Path(env.get("PETGEN_STATE_DIR", defaults.state_dir)),
             rate_limit=_int(env, "PETGEN_RATE_LIMIT", defaults.rate_limit),
             trusted_proxies=parse_networks(env.get("PETGEN_TRUSTED_PROXIES", "")),

@@ -74,7 +74,7 @@ def test_name_resource(dist: Path) -> None:
     name = load(dist, "/api/names/oelprinz")
     assert name["title"] == "Ölprinz"
     assert name["url"] == f"{BASE_URL}/names/oelprinz/"
-    assert name["license"]["name"] == "CC BY 4.0"
+    assert name["license"] == "CC BY 4.0" and name["licenseUrl"] == "https://creativecommons.org/licenses/by/4.0/"
     assert name["categories"] == ["maerchen", "fuer-ihn"]
     assert name["origin"].startswith("Der Name Ölprinz ist eine Bildung")
     assert (dist / "names" / "oelprinz" / "index.html").read_text().count("Ölprinz") > 3
@@ -109,7 +109,8 @@ def test_big_lists_are_paged_with_absolute_next_urls(big_dist: Path) -> None:
 def test_static_status_uses_newest_review_date(dist: Path) -> None:
     status = load(dist, "/api/status")
     assert status["timestamp"] == "2026-11-01T00:00:00Z"
-    assert status["counts"] == {"names": 6, "categories": 15, "moods": 10}
+    assert (status["status"], status["names"], status["categories"], status["moods"]) == ("ok", 6, 15, 10)
+    assert status["version"] == "1.0.0" and status["license"] == "CC BY 4.0"
 
 
 def test_redirects_and_headers_come_from_the_manifest(dist: Path) -> None:

@@ -48,7 +48,7 @@ def test_response_shape(kb: TestClient) -> None:
     first = body["result"][0]
     assert first["name"] == "Spatzl" and first["@type"] == "DefinedTerm"
     assert first["citation"] == "Kosenamen API, http://testserver/names/spatzl/"
-    assert body["_meta"]["license"]["name"] == "CC BY 4.0"
+    assert body["_meta"]["license"] == "CC BY 4.0"
 
 
 @pytest.mark.parametrize("question, expected", [

@@ -41,7 +41,8 @@ def test_unhandled_exception_is_500_envelope(dist: Path, make_client: Callable[.
     response = client.get("/api/names?limit=3")
     assert response.status_code == 500
     assert response.json()["error"] == {"code": "internal_error", "message": "Internal server error.",
-                                        "hint": "the error was logged; try again later", "docs": "/openapi.json"}
+                                        "hint": "the error was logged; try again later",
+                                        "docs": "http://testserver/docs#error-internal_error"}
     assert "Traceback" not in response.text and "TypeError" not in response.text
     assert response.headers["access-control-allow-origin"] == "*"
     assert "unhandled error on GET /api/names" in caplog.text

@@ -51,7 +51,7 @@ async def session(base: str, mode: str) -> dict[str, Any]:
                           tools["list_names"].output_schema)
         assert len(page["items"]) == 3 and page["nextUrl"].endswith("category=tiere&limit=3&offset=3")
         name = structured(await client.call_tool("get_name", {"slug": "spatzl"}), tools["get_name"].output_schema)
-        assert name["title"] == "Spatzl" and name["license"]["name"] == "CC BY 4.0"
+        assert name["title"] == "Spatzl" and name["license"] == "CC BY 4.0"
         cats = structured(await client.call_tool("list_categories", {}), tools["list_categories"].output_schema)
         assert any(c["slug"] == "regional" for c in cats["items"])
         hits = structured(await client.call_tool("search", {"query": "little mouse", "limit": 5}),

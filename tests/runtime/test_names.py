@@ -86,11 +86,18 @@ def test_offset_past_the_end_is_an_empty_page(client: TestClient) -> None:
 @pytest.mark.parametrize("query, message, hint", [
     ("limit=0", "'limit' must be from 1 to 200, not 0.", "use limit=1"),
     ("limit=201", "'limit' must be from 1 to 200, not 201.", "use limit=200"),
-    ("offset=-1", "'offset' must be from 0 to 1000000000, not -1.", "use offset=0"),
-    ("offset=866219140827111926001448255488", "'offset' must be from 0 to 1000000000, not "
-     "866219140827111926001448255488.", "use offset=1000000000"),
-    ("limit=abc", "'limit' must be a whole number from 1 to 200, not 'abc'.", "for example limit=20"),
-    ("limit=", "'limit' must be a whole number from 1 to 200, not ''.", "for example limit=20"),
+    ("offset=-1", "'offset' must be a whole number from 0 to 1000000000 (digits 0-9 only), not '-1'.",
+     "for example offset=0"),
+    ("offset=8662191408271119260014", "'offset' must be from 0 to 1000000000, not 8662191408271119260014.",
+     "use offset=1000000000"),
+    ("offset=" + "9" * 5000, "'offset' must be from 0 to 1000000000, not " + "9" * 39 + "….", "use offset=1000000000"),
+    ("limit=abc", "'limit' must be a whole number from 1 to 200 (digits 0-9 only), not 'abc'.", "for example limit=20"),
+    ("limit=", "'limit' must be a whole number from 1 to 200 (digits 0-9 only), not ''.", "for example limit=20"),
+    # Only plain ASCII digits: Python's int() would take every one of these.
+    *((f"limit={raw}", f"'limit' must be a whole number from 1 to 200 (digits 0-9 only), not '{shown}'.",
+       "for example limit=20") for raw, shown in [("5_0", "5_0"), ("%2B5", "+5"), ("%205", " 5"), ("5%20", "5 "),
+                                                  ("%D9%A5", "٥"), ("1e2", "1e2"), ("0x10", "0x10"),
+                                                  ("%EF%BC%95", "５"), ("5.0", "5.0")]),
     ("category=tierchen", "Unknown category 'tierchen'.", "did you mean 'tiere'?"),
     ("mood=happy", "Unknown mood 'happy'.", "valid values: "),
     ("catgory=tiere", "Unknown parameter 'catgory'.", "did you mean 'category'?"),
@@ -105,6 +112,11 @@ def test_bad_parameters_are_400_with_hint(client: TestClient, query: str, messag
     assert error["hint"].startswith(hint)
 
 
+def test_leading_zeros_are_plain_digits(client: TestClient) -> None:
+    page = client.get("/api/names?limit=007&offset=00")
+    assert page.status_code == 200 and page.json()["limit"] == 7 and page.json()["offset"] == 0
+
+
 def test_unknown_slug_is_404_naming_it(client: TestClient) -> None:
     response = client.get("/api/names/schnuggi")
     assert response.status_code == 404
@@ -114,7 +126,7 @@ def test_unknown_slug_is_404_naming_it(client: TestClient) -> None:
         "message": "No name with the slug 'schnuggi'.",
         "hint": "did you mean 'schnucki' (/api/names/schnucki)? Or search with /api/search?q=schnuggi or list all "
                 "names at /api/names",
-        "docs": "/openapi.json",
+        "docs": "http://testserver/docs#error-not_found",
     }
     assert "did you mean" not in client.get("/api/names/xyzzyq").json()["error"]["hint"]
 
@@ -143,5 +155,5 @@ def test_unknown_category_is_404(client: TestClient) -> None:
 
 def test_live_status(client: TestClient) -> None:
     status = client.get("/api/status").json()
-    assert status["status"] == "ok" and status["counts"]["names"] == 6
+    assert status["status"] == "ok" and status["names"] == 6 and status["categories"] == 15
     assert status["timestamp"].endswith("Z") and status["timestamp"] != "2026-11-01T00:00:00Z"

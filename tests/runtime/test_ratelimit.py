@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from runtime.ratelimit import SlidingLog, client_ip
+from runtime.ratelimit import Decision, WindowCounter, client_ip
 from runtime.settings import parse_networks
 
 HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit", "ratelimit-policy")
@@ -59,19 +59,52 @@ def test_budget_setting_and_off(dist: Path, make_client: Callable[..., TestClien
     assert "x-ratelimit-limit" not in off.get("/api/status").headers
 
 
-def test_window_rolls() -> None:
+def test_window_counter_rolls_and_reset_counts_down() -> None:
+    now = [600.0]  # windows are aligned to the clock: [600, 660), [660, 720), …
+    counter = WindowCounter(limit=2, window=60, clock=lambda: now[0])
+    assert counter.hit("a") == Decision(True, 1, 60, 0)
+    now[0] = 630
+    assert counter.hit("a") == Decision(True, 0, 30, 0)
+    refused = counter.hit("a")
+    assert (refused.allowed, refused.remaining, refused.reset) == (False, 0, 30)
+    assert refused.retry_after == 31  # just after the next window starts, where the two weigh less than 2
+    assert counter.hit("b").allowed  # budgets are per client
+    now[0] = 675  # 15 s into the next window: 2 × 0.75 = 1.5 → 1 counted, one request left
+    assert counter.hit("a") == Decision(True, 0, 45, 0)
+    assert counter.hit("a").retry_after == 16  # at 690 the old two still weigh 2 × 0.5 = 1: just after it
+    now[0] = 690
+    assert not counter.hit("a").allowed
+    now[0] = 691
+    assert counter.hit("a").allowed
+    now[0] = 1000  # two windows later: a fresh budget
+    assert counter.hit("a") == Decision(True, 1, 20, 0)
+
+
+def test_no_more_than_the_limit_in_any_rolling_window() -> None:
+    """Whatever the timing, a client never gets more than `limit` requests per window plus the share the
+    counter's approximation allows (the previous window counted in proportion)."""
     now = [0.0]
-    log = SlidingLog(limit=2, window=60, clock=lambda: now[0])
-    assert log.hit("a")[:2] == (True, 1)
-    now[0] = 30
-    assert log.hit("a")[:2] == (True, 0)
-    assert log.hit("a") == (False, 0, 30.0)
-    assert log.hit("b")[0] is True  # budgets are per client
-    now[0] = 60.5  # the first request left the window
-    assert log.hit("a")[:2] == (True, 0)
-    now[0] = 500
-    log.hit("c")
-    assert set(log.hits) == {"c"}  # idle clients are forgotten
+    counter = WindowCounter(limit=60, window=60, clock=lambda: now[0])
+    allowed: list[float] = []
+    for step in range(3000):  # one request every 0.1 s for 300 s
+        now[0] = step * 0.1
+        if counter.hit("a").allowed:
+            allowed.append(now[0])
+    for start in range(0, 240):
+        in_window = sum(1 for t in allowed if start <= t < start + 60)
+        assert in_window <= 61, (start, in_window)
+    assert len(allowed) >= 290  # and the sustained rate is the budget: ≈ 60 per minute
+
+
+def test_keys_are_bounded_and_each_costs_constant_memory() -> None:
+    now = [0.0]
+    counter = WindowCounter(limit=5, window=60, clock=lambda: now[0], max_keys=1000)
+    for i in range(5000):
+        counter.hit(f"10.0.{i // 256}.{i % 256}")
+    assert len(counter.counts) == 1000  # the least recently renewed keys were forgotten
+    for _ in range(100):
+        counter.hit("10.0.19.135")  # the newest key: still counted, one entry, three integers
+    assert counter.counts["10.0.19.135"] == (0, 0, 5)
 
 
 @pytest.mark.parametrize("peer, forwarded, trusted, expected", [
@@ -80,7 +113,13 @@ def test_window_rolls() -> None:
     ("10.0.0.5", "9.9.9.9", "10.0.0.0/8", "9.9.9.9"),
     ("10.0.0.5", "6.6.6.6, 9.9.9.9, 10.0.0.7", "10.0.0.0/8", "9.9.9.9"),  # spoofed left part ignored
     ("10.0.0.5", "10.0.0.6", "10.0.0.0/8", "10.0.0.5"),
-    ("::1", "2001:db8::1", "::1/128", "2001:db8::1"),
+    ("::1", "2001:db8::1", "::1/128", "2001:db8::/64"),  # IPv6: one key per /64
+    ("2001:db8:1:2:3:4:5:6", "", "", "2001:db8:1:2::/64"),
+    ("10.0.0.5", "not-an-ip", "10.0.0.0/8", "10.0.0.5"),  # junk falls back to the peer
+    ("10.0.0.5", "9.9.9.9:443", "10.0.0.0/8", "10.0.0.5"),  # a port is not an IP
+    ("10.0.0.5", "9.9.9.9, <script>", "10.0.0.0/8", "10.0.0.5"),  # the nearest hop is junk: believe none
+    ("10.0.0.5", "9.9.9.9, ", "10.0.0.0/8", "10.0.0.5"),
+    ("10.0.0.5", "::ffff:9.9.9.9", "10.0.0.0/8", "9.9.9.9"),  # IPv4-mapped IPv6 is the IPv4 client
 ])
 def test_client_ip(peer: str, forwarded: str, trusted: str, expected: str) -> None:
     scope = {"client": (peer, 1234), "headers": [(b"x-forwarded-for", forwarded.encode())]}

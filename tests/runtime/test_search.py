@@ -41,7 +41,8 @@ def test_umlaut_less_spelling(client: TestClient) -> None:
     ("q=%20a%20", "The query 'q' must have at least 2 characters after trimming."),
     ("q=ab&limit=0", "'limit' must be from 1 to 50, not 0."),
     ("q=ab&limit=51", "'limit' must be from 1 to 50, not 51."),
-    ("q=ab&limit=x", "'limit' must be a whole number from 1 to 50, not 'x'."),
+    ("q=ab&limit=x", "'limit' must be a whole number from 1 to 50 (digits 0-9 only), not 'x'."),
+        ("q=ab&limit=%2B5", "'limit' must be a whole number from 1 to 50 (digits 0-9 only), not '+5'."),
     ("query=ab", "Unknown parameter 'query'."),
     ("q=ab&q=cd", "Parameter 'q' is given more than once."),
 ])
