@@ -116,14 +116,17 @@ def _server_options(f):  # type: ignore[no-untyped-def]
     return f
 
 
-def _settings(dist_dir: Path, state_dir: Path, rate_limit: int, trusted_proxies: tuple[str, ...]):  # type: ignore[no-untyped-def]
+def _settings(dist_dir: Path, state_dir: Path, rate_limit: int, trusted_proxies: tuple[str, ...],  # type: ignore[no-untyped-def]
+              content_dir: Path | None = None):
     from runtime.settings import Settings, parse_networks
 
     try:
         networks = parse_networks(list(trusted_proxies))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--trusted-proxy") from None
-    return Settings(dist=dist_dir, state_dir=state_dir, rate_limit=rate_limit, trusted_proxies=networks)
+    content = content_dir if content_dir is not None and content_dir.is_dir() else None  # /api/status compares
+    return Settings(dist=dist_dir, content=content, state_dir=state_dir, rate_limit=rate_limit,
+                    trusted_proxies=networks)
 
 
 def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: Path | None = None) -> None:
@@ -160,7 +163,8 @@ def _run(app, host: str, port: int, server: str, settings) -> None:  # type: ign
 
         env = {"PETGEN_DIST": str(settings.dist), "PETGEN_STATE_DIR": str(settings.state_dir),
                "PETGEN_RATE_LIMIT": str(settings.rate_limit),
-               "PETGEN_TRUSTED_PROXIES": ",".join(str(n) for n in settings.trusted_proxies)}
+               "PETGEN_TRUSTED_PROXIES": ",".join(str(n) for n in settings.trusted_proxies),
+               "PETGEN_CONTENT": str(settings.content or "")}
         os.environ.update(env)
         Server("runtime.app:create_app", address=host, port=port, interface=Interfaces.ASGI, factory=True,
                log_access=False).serve()
@@ -186,7 +190,7 @@ def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str
     from runtime.app import create_app
 
     _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}", state_dir / "cache")
-    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies)
+    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, content_dir)
     _run(create_app(settings) if server == "uvicorn" else None, host, port, server, settings)
 
 
@@ -202,7 +206,7 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
 
     url = base_url or f"http://{host}:{port}"
     _ensure_built(content_dir, dist_dir, url, state_dir / "cache")
-    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies)
+    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, content_dir)
     app = create_app(settings)
     stop = threading.Event()
 

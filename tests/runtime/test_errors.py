@@ -24,6 +24,22 @@ ERROR = Draft202012Validator(schema_for("Error"))
     ("DELETE", "/api/names", 405),
     ("POST", "/api/names/apfel", 405),
     ("PUT", "/api/unknown", 404),
+    ("GET", "/api", 404),
+    ("GET", "/api/search", 400),
+    ("POST", "/api/search?q=ab", 405),
+    ("GET", "/ask", 405),
+    ("PUT", "/ask", 405),
+    ("POST", "/openapi.json", 405),
+    ("DELETE", "/openapi.json", 405),
+    ("GET", "/.well-known/nope", 404),
+    ("GET", "/.well-known", 404),
+    ("POST", "/.well-known/api-catalog", 405),
+    ("PUT", "/.well-known/mcp/server-card.json", 405),
+    ("GET", "/webhooks", 404),
+    ("POST", "/webhooks", 404),
+    ("DELETE", "/webhooks/wh_123", 404),
+    ("POST", "/names/apfel/", 405),
+    ("GET", "/api/names/" + "x" * 5000, 404),
 ])
 def test_error_shape_on_every_endpoint(client: TestClient, method: str, path: str, status: int) -> None:
     response = client.request(method, path)
@@ -31,7 +47,35 @@ def test_error_shape_on_every_endpoint(client: TestClient, method: str, path: st
     assert response.headers["content-type"] == "application/json; charset=utf-8"
     body = response.json()
     assert list(ERROR.iter_errors(body)) == []
-    assert body["error"]["message"]
+    assert body["error"]["message"] and len(body["error"]["message"]) < 300
+    assert body["error"]["docs"] == f"http://testserver/docs#error-{body['error']['code']}"  # absolute
+    assert body["license"] == "CC BY 4.0"
+    if status == 405:
+        assert response.headers["allow"]
+
+
+@pytest.mark.parametrize("path, location", [
+    ("/api/categories/", "/api/categories"),
+    ("/api/names/", "/api/names"),
+    ("/api/names/?limit=5", "/api/names?limit=5"),
+    ("/api/names/apfel/", "/api/names/apfel"),
+    ("/api/categories/tiere/", "/api/categories/tiere"),
+    ("/api/status/", "/api/status"),
+    ("/api/search/?q=maus", "/api/search?q=maus"),
+    ("/openapi.json/", "/openapi.json"),
+])
+def test_trailing_slash_is_a_308_to_the_canonical_path(client: TestClient, path: str, location: str) -> None:
+    response = client.get(path, follow_redirects=False)
+    assert response.status_code == 308 and response.headers["location"] == location
+    assert client.get(path).status_code in (200, 404)  # and the target answers
+
+
+def test_every_documented_error_code_has_an_anchor_on_the_docs_page(client: TestClient) -> None:
+    from petgen.apierrors import ERROR_CODES
+
+    page = client.get("/docs").text
+    for error in ERROR_CODES:
+        assert f'id="error-{error.code}"' in page
 
 
 def test_unhandled_exception_is_500_envelope(dist: Path, make_client: Callable[..., TestClient],

@@ -1,0 +1,79 @@
+"""Properties of the query parsers: any query string is either a valid query within the bounds or a
+400 with a message and a hint; never another exception, never a value the contract does not allow."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from runtime.dist import Dist
+from runtime.names import MAX_OFFSET, parse_list_query
+from runtime.params import BadRequest, whole_number
+from runtime.search import parse_search_query
+
+PROPERTY = settings(max_examples=300, derandomize=True, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+# Query strings as clients send them: the parameter names (and near-misses), and values made of
+# digits, signs, spaces, underscores, non-ASCII digits, percent escapes and anything else.
+names = st.sampled_from(["category", "mood", "limit", "offset", "q", "catgory", "Limit", "", "limit[]"])
+values = st.one_of(
+    st.text(alphabet="0123456789+-_ .eE%٥５\u00a0", max_size=12),
+    st.integers(min_value=-10, max_value=10 ** 12).map(str),
+    st.text(max_size=20),
+)
+query_strings = st.one_of(
+    st.lists(st.tuples(names, values), max_size=5).map(urlencode),
+    st.text(max_size=60),
+)
+
+
+@pytest.fixture(scope="module")
+def loaded(big_dist: Path) -> Dist:
+    return Dist.load(big_dist)
+
+
+@PROPERTY
+@given(query_strings)
+def test_list_query_is_valid_or_a_400(loaded: Dist, query_string: str) -> None:
+    try:
+        query = parse_list_query(query_string, loaded)
+    except BadRequest as exc:
+        assert exc.message and exc.hint
+        return
+    assert 1 <= query.limit <= 200 and 0 <= query.offset <= MAX_OFFSET
+    assert query.category in (None, *loaded.categories) and query.mood in (None, *loaded.moods)
+
+
+@PROPERTY
+@given(query_strings)
+def test_search_query_is_valid_or_a_400(query_string: str) -> None:
+    try:
+        q, limit = parse_search_query(query_string)
+    except BadRequest as exc:
+        assert exc.message and exc.hint
+        return
+    assert 2 <= len(q) <= 200 and q == " ".join(q.split()) and 1 <= limit <= 50
+
+
+@PROPERTY
+@given(st.text(max_size=25))
+def test_a_number_is_plain_ascii_digits_within_bounds(raw: str) -> None:
+    plain = raw != "" and all("0" <= c <= "9" for c in raw)
+    try:
+        value = whole_number("limit", raw, 1, 200, 20)
+    except BadRequest:
+        assert not plain or not 1 <= int(raw) <= 200
+    else:
+        assert plain and value == int(raw)
+
+
+@PROPERTY
+@given(st.one_of(st.none(), st.sampled_from(["tiere", "suesses"])), st.integers(1, 200), st.integers(0, MAX_OFFSET))
+def test_a_valid_query_round_trips(loaded: Dist, category: str | None, limit: int, offset: int) -> None:
+    params = {"limit": limit, "offset": offset, **({"category": category} if category else {})}
+    query = parse_list_query(urlencode(params), loaded)
+    assert (query.category, query.limit, query.offset) == (category, limit, offset)
