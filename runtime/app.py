@@ -17,11 +17,12 @@ from starlette.routing import Route
 
 from petgen.resources import encode, status_resource
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
-from runtime.cors import CORS_HEADERS, CORSMiddleware
+from runtime.cors import CORSMiddleware
 from runtime.dist import Dist, StaticFile
 from runtime.errors import error_response, use_license
 from runtime.guard import BodyTooLarge, GuardMiddleware
 from runtime.mcp import build_mcp, mcp_routes
+from runtime.mcp_transport import McpErrorEnvelope
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
 from runtime.ratelimit import RateLimitMiddleware
 from runtime.search import BadSearch, parse_search_query, search_results
@@ -184,7 +185,7 @@ def build_starlette(runtime: Runtime) -> Starlette:
         Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),
     ]
     mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
-    routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url)  # before the site's catch-all
+    routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url, runtime.settings.allowed_origins)  # before the catch-all
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -207,7 +208,11 @@ class PetgenApp:
         inner = GuardMiddleware(inner, max_body=settings.max_body)
         self.ratelimit = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
                                              trusted_proxies=settings.trusted_proxies)
-        self.asgi = CORSMiddleware(self.ratelimit)  # outermost: even a 429 can be read by a browser
+        post_paths = {r.path for r in self.starlette.routes if isinstance(r, Route) and r.methods == {"POST"}}
+        # CORS outermost: even a 429 can be read by a browser; on /mcp, a 429 or 413 is a JSON-RPC error too.
+        self.cors = CORSMiddleware(McpErrorEnvelope(self.ratelimit), allowed_origins=settings.allowed_origins,
+                                   post_paths=post_paths)
+        self.asgi = self.cors
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         """Fast lane for static GET/HEAD (the hot path): the same headers as the middleware stack adds,
@@ -215,13 +220,13 @@ class PetgenApp:
         if scope["type"] == "http" and scope["method"] in FAST_METHODS and scope["path"] not in DYNAMIC_PATHS:
             file = self.runtime.dist.routes.get(scope["path"])
             if file is not None:
-                extra = CORS_HEADERS
+                extra = cors = self.cors.headers_for(scope)
                 if self.ratelimit.enabled:
                     allowed, limits = self.ratelimit.evaluate(scope)
                     if not allowed:
-                        await self.ratelimit.reject(_with_headers(send, CORS_HEADERS), limits)
+                        await self.ratelimit.reject(_with_headers(send, cors), limits)
                         return
-                    extra = CORS_HEADERS + limits
+                    extra = cors + limits
                 await send_file(scope, send, file, extra=extra)
                 return
         await self.asgi(scope, receive, send)
