@@ -195,8 +195,8 @@ def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str
     """Serve the API and pages (building first when dist is missing or stale)."""
     from runtime.app import create_app
 
+    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins)  # bad options: no build
     _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}", state_dir / "cache")
-    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins)
     _run(create_app(settings) if server == "uvicorn" else None, host, port, server, settings)
 
 
@@ -211,8 +211,8 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
     from runtime.app import create_app
 
     url = base_url or f"http://{host}:{port}"
+    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins)  # bad options: no build
     _ensure_built(content_dir, dist_dir, url, state_dir / "cache")
-    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins)
     app = create_app(settings)
     stop = threading.Event()
 

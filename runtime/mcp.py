@@ -115,9 +115,9 @@ class PetgenMCP(MCPServer):
         return await super().get_prompt(name, arguments, context)
 
     def capabilities(self) -> dict[str, Any]:
-        """What `initialize` advertises, as JSON: the server card publishes exactly this."""
-        options = self._lowlevel_server.create_initialization_options()  # what the SDK's initialize answers with
-        return options.capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
+        """What `initialize` (and `server/discover` at 2026-07-28) advertises, as JSON: the server card
+        publishes exactly this."""
+        return self._lowlevel_server.get_capabilities().model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
 async def plain_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
@@ -227,8 +227,12 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
         tool.parameters["additionalProperties"] = False  # AgentTool refuses unknown arguments; say so
         tools.append(tool)
 
+    # subscriptions=False: this stateless server never sends list-changed or resource-updated notifications
+    # (a new dist is announced by webhooks), so it serves no `subscriptions/listen` and advertises
+    # listChanged/subscribe false at every protocol version, as the server card says.
     server = PetgenMCP(reverse_dns(base_url), title="Kosenamen API", version=version, instructions=INSTRUCTIONS,
-                       website_url=base_url + "/", tools=tools, log_level="WARNING", middleware=[plain_errors])
+                       website_url=base_url + "/", tools=tools, log_level="WARNING", middleware=[plain_errors],
+                       subscriptions=False)
 
     @server.resource("petname://names", name="names", title="All pet names",
                      description="Every entry as a summary (slug, title, meaning, categories, moods, url).",
