@@ -119,8 +119,8 @@ def _server_options(f):  # type: ignore[no-untyped-def]
     return f
 
 
-def _settings(dist_dir: Path, state_dir: Path, rate_limit: int, trusted_proxies: tuple[str, ...],  # type: ignore[no-untyped-def]
-              allowed_origins: tuple[str, ...] = ()):
+def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[no-untyped-def]
+              trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...] = ()):
     from runtime.settings import Settings, parse_networks, parse_origins
 
     try:

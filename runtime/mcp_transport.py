@@ -35,7 +35,7 @@ from runtime.jsonrpc import (
 
 JSON = b"application/json"
 SSE = b"text/event-stream"
-LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def negotiate(accept: str | None) -> str | None:
@@ -78,9 +78,9 @@ def _quality(ranges: list[tuple[str, float]], media_type: str) -> float:
 def host_allowed(host: str, public_netloc: str) -> bool:
     """The public host (with or without its port) and loopback names with any port: a page on another
     site that rebinds its DNS name to this server still sends its own name, and is refused."""
-    name = host[:host.index("]") + 1] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
-    public_name = urlsplit(f"//{public_netloc}").hostname or public_netloc
-    return host == public_netloc or name.lower() in (public_name.lower(), *LOOPBACK)
+    name = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+    public_name = urlsplit(f"//{public_netloc}").hostname or public_netloc  # lowercase, IPv6 without brackets
+    return host == public_netloc or name.lower() in (public_name, *LOOPBACK)
 
 
 def refusal(status: int, code: int, message: str, request_id: RequestId | None = None, *, reason: str,

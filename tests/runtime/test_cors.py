@@ -21,8 +21,9 @@ ENDPOINTS = ["/api/names", "/api/names?limit=2", "/api/names/schnucki", "/api/na
              "/.well-known/mcp/server-card.json", "/.well-known/http-message-signatures-directory",
              "/mcp/server-card", "/names/schnucki/", "/"]
 BODIES = {"/ask": b'{"query": "maus"}', "/mcp": b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'}
-REQUIRED_ALLOWED = ["Prefer", "prefer.streaming", "Mcp-Session-Id", "MCP-Protocol-Version", "Last-Event-ID", "Signature",
-                    "Signature-Input", "Signature-Agent", "Content-Type", "Accept", "If-None-Match", "Authorization"]
+REQUIRED_ALLOWED = ["Prefer", "prefer.streaming", "Mcp-Session-Id", "MCP-Protocol-Version", "Last-Event-ID",
+                    "Signature", "Signature-Input", "Signature-Agent", "Content-Type", "Accept", "If-None-Match",
+                    "Authorization"]
 REQUIRED_EXPOSED = ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "RateLimit", "RateLimit-Policy",
                     "Retry-After", "ETag", "Mcp-Session-Id", "Location", "Link"]
 

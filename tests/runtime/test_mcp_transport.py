@@ -12,7 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from petgen.build import build
-from runtime.mcp_transport import negotiate
+from runtime.mcp_transport import envelope_as_rpc_error, host_allowed, negotiate
 from tests.conftest import write_site
 from tests.runtime.test_server import running_server
 
@@ -153,3 +153,24 @@ def test_restricted_origins_refuse_others_with_403(restricted_base: str) -> None
     assert "access-control-allow-origin" not in refused.headers
     # the Host check stays in force, and wins
     assert rpc_error(post(restricted_base, origin=APP, host="evil.example"), 421, -32600)
+
+
+@pytest.mark.parametrize(("host", "allowed"), [
+    ("kosenamen.example", True), ("Kosenamen.Example", True), ("kosenamen.example:443", True),
+    ("127.0.0.1:8000", True), ("localhost", True), ("[::1]:8000", True), ("evil.example", False),
+    ("kosenamen.example.evil.example", False), ("", False),
+])
+def test_host_allowed(host: str, allowed: bool) -> None:
+    assert host_allowed(host, "kosenamen.example") is allowed
+    assert host_allowed("[2001:db8::1]:8443", "[2001:db8::1]:8443")
+
+
+@pytest.mark.parametrize(("status", "code"), [(429, -32010), (413, -32600), (405, -32600), (500, -32603)])
+def test_the_service_envelope_becomes_a_json_rpc_error(status: int, code: int) -> None:
+    envelope = {"error": {"code": "x_y", "message": "Something.", "hint": "do this", "docs": "https://d.example/"},
+                "license": {"name": "CC BY 4.0"}}
+    answer = orjson.loads(envelope_as_rpc_error(status, orjson.dumps(envelope)))
+    assert answer == {"jsonrpc": "2.0", "id": None, "error": {
+        "code": code, "message": "Something.", "data": {"code": "x_y", "hint": "do this", "docs": "https://d.example/"}}}
+    for other in (b"not json", b'{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"x"}}', b"[]"):
+        assert envelope_as_rpc_error(status, other) == other
