@@ -56,8 +56,10 @@ READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotent
 
 def one_line(exc: ValidationError) -> str:
     """A pydantic report as `field: problem; field: problem`, without input values or documentation links."""
-    return "; ".join(f"{'.'.join(str(part) for part in error['loc']) or 'value'}: {error['msg']}"
-                     for error in exc.errors(include_url=False))
+    errors = exc.errors(include_url=False)
+    shown = "; ".join(f"{'.'.join(str(part) for part in error['loc'])[:100] or 'value'}: {error['msg']}"
+                      for error in errors[:3])
+    return shown + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
 
 
 class AgentTool(Tool):
@@ -69,12 +71,12 @@ class AgentTool(Tool):
     errors (SEP-1303), so a model reads them and corrects its call."""
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
-        known = self.parameters.get("properties", {})
+        known = list(self.parameters.get("properties", {}))
         unknown = sorted(set(arguments) - set(known))
         if unknown:
-            raise ToolError(f"Invalid arguments for {self.name}: unknown argument '{unknown[0]}'"
-                            + (f" (did you mean '{closest(unknown[0], list(known))}'?)"
-                               if closest(unknown[0], list(known)) else "")
+            near = closest(unknown[0], known)
+            raise ToolError(f"Invalid arguments for {self.name}: unknown argument '{unknown[0][:100]}'"
+                            + (f" (did you mean '{near}'?)" if near else "")
                             + f". Its arguments are: {', '.join(known) or 'none'}.")
         try:
             return await super().run(arguments, context, convert_result)
@@ -208,18 +210,18 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
     tools = []
     for fn, title, description, schema in (
         (list_names, "List pet names",
-         "List German pet names alphabetically, optionally filtered by category and/or mood, with paging "
+         ("List German pet names alphabetically, optionally filtered by category and/or mood, with paging "
          f"like GET /api/names (limit 1 to {MAX_LIMIT}, default {DEFAULT_LIMIT}; offset; nextUrl, total). Use "
-         "list_categories to see valid category and mood slugs.", "NameList"),
+         "list_categories to see valid category and mood slugs."), "NameList"),
         (get_name, "Get a pet name",
-         "Get the full entry for one pet name by slug: meaning, origin, usage, four examples, variants, "
-         "categories, moods, keywords, FAQ, url of its page and license.", "Name"),
+         ("Get the full entry for one pet name by slug: meaning, origin, usage, four examples, variants, "
+         "categories, moods, keywords, FAQ, url of its page and license."), "Name"),
         (list_categories, "List categories and moods",
-         "List all categories (slug, title, emoji, description, typical moods, number of names) and the "
-         "mood vocabulary.", "CategoryList"),
+         ("List all categories (slug, title, emoji, description, typical moods, number of names) and the "
+         "mood vocabulary."), "CategoryList"),
         (search, "Search pet names",
-         "Search the knowledge base by word, name or English gloss (typo-tolerant, umlaut-insensitive, "
-         "prefix and compound aware). Results are ranked with a score; total counts all matches.",
+         ("Search the knowledge base by word, name or English gloss (typo-tolerant, umlaut-insensitive, "
+         "prefix and compound aware). Results are ranked with a score; total counts all matches."),
          "SearchResults"),
     ):
         tool = AgentTool.from_function(fn, title=title, description=description, annotations=READ_ONLY)

@@ -84,7 +84,7 @@ def host_allowed(host: str, public_netloc: str) -> bool:
 
 
 def refusal(status: int, code: int, message: str, request_id: RequestId | None = None, *, reason: str,
-            hint: str | None = None, headers: list[tuple[bytes, bytes]] | None = None) -> Callable[..., Any]:
+            hint: str | None = None) -> Callable[..., Any]:
     """An ASGI response carrying a JSON-RPC error; `reason` and `hint` go into `error.data` like the service's
     error envelope (`code`, `hint`), so a client can act on it without parsing the message."""
     data = {"code": reason, **({"hint": hint} if hint else {})}
@@ -92,8 +92,7 @@ def refusal(status: int, code: int, message: str, request_id: RequestId | None =
 
     async def respond(send: Callable[..., Any]) -> None:
         await send({"type": "http.response.start", "status": status, "headers": [
-            (b"content-type", JSON), (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store"),
-            *(headers or [])]})
+            (b"content-type", JSON), (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store")]})
         await send({"type": "http.response.body", "body": body})
 
     return respond
