@@ -211,17 +211,17 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
     for fn, title, description, schema in (
         (list_names, "List pet names",
          ("List German pet names alphabetically, optionally filtered by category and/or mood, with paging "
-         f"like GET /api/names (limit 1 to {MAX_LIMIT}, default {DEFAULT_LIMIT}; offset; nextUrl, total). Use "
-         "list_categories to see valid category and mood slugs."), "NameList"),
+          f"like GET /api/names (limit 1 to {MAX_LIMIT}, default {DEFAULT_LIMIT}; offset; nextUrl, total). Use "
+          "list_categories to see valid category and mood slugs."), "NameList"),
         (get_name, "Get a pet name",
          ("Get the full entry for one pet name by slug: meaning, origin, usage, four examples, variants, "
-         "categories, moods, keywords, FAQ, url of its page and license."), "Name"),
+          "categories, moods, keywords, FAQ, url of its page and license."), "Name"),
         (list_categories, "List categories and moods",
          ("List all categories (slug, title, emoji, description, typical moods, number of names) and the "
-         "mood vocabulary."), "CategoryList"),
+          "mood vocabulary."), "CategoryList"),
         (search, "Search pet names",
          ("Search the knowledge base by word, name or English gloss (typo-tolerant, umlaut-insensitive, "
-         "prefix and compound aware). Results are ranked with a score; total counts all matches."),
+          "prefix and compound aware). Results are ranked with a score; total counts all matches."),
          "SearchResults"),
     ):
         tool = AgentTool.from_function(fn, title=title, description=description, annotations=READ_ONLY)
