@@ -80,8 +80,7 @@ def server_card(kb: KnowledgeBase) -> dict[str, Any]:
             "type": "streamable-http", "url": f"{base}/mcp", "supportedProtocolVersions": MCP_PROTOCOL_VERSIONS,
             "authentication": {"required": False, "schemes": []},
         }],
-        "capabilities": {"tools": {"listChanged": False}, "resources": {"subscribe": False, "listChanged": False},
-                         "prompts": {"listChanged": False}},
+        "capabilities": server.capabilities(),  # exactly what `initialize` answers with
         "tools": dump(tools),
         "resources": dump(resources),
         "resourceTemplates": dump(templates),

@@ -211,24 +211,30 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
         "/mcp": {"post": {
             "operationId": "mcpInvoke", "tags": ["mcp"], "summary": "Model Context Protocol (Streamable HTTP)",
             "description": "JSON-RPC 2.0 messages of the MCP (protocol versions 2025-03-26 to 2026-07-28), "
-                           "stateless, answered as JSON. Tools: search, list_names, get_name, list_categories.",
+                           "stateless, answered as JSON, or as one SSE `message` event to a client that accepts "
+                           "only text/event-stream. Every error, HTTP refusals included, is a JSON-RPC error "
+                           "object; `error.data.code` names HTTP-level refusals like the REST error codes. "
+                           "Tools: search, list_names, get_name, list_categories.",
             "requestBody": {"required": True, "content": {"application/json": {
                 "schema": _schema_ref("JsonRpcMessage"),
                 "example": {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}}}},
             "responses": {
-                "200": {"description": "The JSON-RPC response.", "headers": _headers(RATE_HEADERS),
-                        "content": _json("JsonRpcResponse")},
+                "200": {"description": "The JSON-RPC response.", "headers": _headers(RATE_HEADERS), "content": {
+                    **_json("JsonRpcResponse"),
+                    "text/event-stream": {"schema": {"type": "string", "description": "One `message` event whose "
+                                                     "data is the JSON-RPC response."}}}},
                 "202": {"description": "A notification or response was accepted.", "headers": _headers(RATE_HEADERS)},
-                "400": {"description": "Not a valid MCP message, content type or protocol version.",
-                        "headers": _headers(RATE_HEADERS), "content": _json("JsonRpcResponse")},
-                "403": {"description": "The Origin header names a site that may not call this server.",
-                        "content": {"text/plain": {"schema": {"type": "string"}}}},
-                "406": {"description": "The Accept header does not include application/json.",
-                        "headers": _headers(RATE_HEADERS), "content": _json("JsonRpcResponse")},
-                "421": {"description": "The Host header is not this server's (DNS rebinding protection).",
-                        "content": {"text/plain": {"schema": {"type": "string"}}}},
-                "413": _error("Request body too large."),
-                "429": _responses({})["429"], "500": _error("Internal error (logged on the server)."),
+                **{status: {"description": description, "headers": _headers(RATE_HEADERS),
+                            "content": _json("JsonRpcResponse")} for status, description in (
+                    ("400", "Not a valid JSON-RPC message (-32700, -32600, -32602) or protocol version."),
+                    ("403", "The operator restricted origins and the Origin header is not one of them."),
+                    ("406", "The Accept header allows neither application/json nor text/event-stream."),
+                    ("413", "Request body too large."),
+                    ("415", "The Content-Type is not application/json."),
+                    ("421", "The Host header is not this server's (DNS rebinding protection)."),
+                    ("500", "Internal error (-32603, logged on the server)."))},
+                "429": {**_responses({})["429"], "description": "Rate limited (JSON-RPC code -32010).",
+                        "content": _json("JsonRpcResponse")},
             },
         }},
         "/api/status": {"get": {

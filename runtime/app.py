@@ -22,12 +22,13 @@ from petgen.content import Site
 from petgen.openapi import OPENAPI_VERSION
 from petgen.resources import encode, status_resource
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
-from runtime.cors import CORS_HEADERS, CORSMiddleware
+from runtime.cors import CORSMiddleware
 from runtime.dist import Dist, DistNotFound, StaticFile
 from runtime.errors import JSON, error_response, send_error, use_site
 from runtime.guard import BodyTooLarge, GuardMiddleware
 from runtime.health import Health, content_probe
 from runtime.mcp import build_mcp, mcp_routes
+from runtime.mcp_transport import McpErrorEnvelope
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
 from runtime.params import shown
 from runtime.ratelimit import RateLimitMiddleware
@@ -39,6 +40,7 @@ log = logging.getLogger("petgen.runtime")
 
 HTML = "text/html; charset=utf-8"
 FAST_METHODS = frozenset({"GET", "HEAD"})
+POST_PATHS = frozenset({"/ask", "/mcp"})  # the endpoints that answer POST only (CORS preflights say so)
 DYNAMIC_PATHS = frozenset({"/api/names", "/api/status"})  # their query string or the clock matters
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 # Paths whose every answer is JSON, errors included (human pages answer an HTML 404 instead).
@@ -261,7 +263,7 @@ def build_starlette(runtime: Runtime) -> Starlette:
         Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),
     ]
     mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
-    routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url)  # before the site's catch-all
+    routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url, runtime.settings.allowed_origins)  # before the catch-all
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
     app.state.mcp = mcp
@@ -286,7 +288,10 @@ class PetgenApp:
         inner = GuardMiddleware(self._when_up, max_body=settings.max_body)
         self.ratelimit = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
                                              trusted_proxies=settings.trusted_proxies)
-        self.asgi = CORSMiddleware(self.ratelimit)  # outermost: even a 429 can be read by a browser
+        # CORS outermost: even a 429 can be read by a browser; on /mcp, a 429 or 413 is a JSON-RPC error too.
+        self.cors = CORSMiddleware(McpErrorEnvelope(self.ratelimit), allowed_origins=settings.allowed_origins,
+                                   post_paths=POST_PATHS)
+        self.asgi = self.cors
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         """Fast lane for static GET/HEAD (the hot path): the same headers as the middleware stack adds,
@@ -295,13 +300,13 @@ class PetgenApp:
             dist = self.runtime.dist
             file = dist.routes.get(scope["path"]) if dist is not None else None
             if file is not None:
-                extra = CORS_HEADERS
+                extra = cors = self.cors.headers_for(scope)
                 if self.ratelimit.enabled:
                     allowed, limits = self.ratelimit.evaluate(scope)
                     if not allowed:
-                        await self.ratelimit.reject(_with_headers(send, CORS_HEADERS), limits)
+                        await self.ratelimit.reject(_with_headers(send, cors), limits)
                         return
-                    extra = CORS_HEADERS + limits
+                    extra = cors + limits
                 await send_file(scope, send, file, extra=extra)
                 return
         if scope["type"] == "lifespan":

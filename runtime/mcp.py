@@ -8,16 +8,19 @@ validates against the same JSON Schemas as the REST API, and the same JSON as te
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Collection
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import orjson
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
 from mcp.server.mcpserver.prompts.base import UserMessage
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 from starlette.requests import Request
@@ -26,12 +29,18 @@ from starlette.routing import BaseRoute, Route
 
 from petgen.content import closest
 from petgen.discovery import reverse_dns
-from petgen.resources import license_of
+from petgen.resources import DEFAULT_LIMIT, MAX_LIMIT, license_of
 from petgen.schemas import DEFS, referenced
 from petgen.text import slugify
 from runtime.dist import Dist
-from runtime.names import BadRequest, ListQuery, list_page
+from runtime.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, error_body
+from runtime.mcp_transport import McpEndpoint
+from runtime.names import MAX_OFFSET, BadRequest, ListQuery, list_page
+from runtime.search import DEFAULT_LIMIT as SEARCH_DEFAULT
+from runtime.search import MAX_LIMIT as SEARCH_MAX
 from runtime.search import BadSearch, search_results
+
+log = logging.getLogger("petgen.runtime")
 
 INSTRUCTIONS = """\
 This is the Kosenamen API: a curated, German-language knowledge base of pet names (Kosenamen such
@@ -45,23 +54,86 @@ Everything is licensed CC BY 4.0: when you quote or use an entry, attribute it a
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 
 
+def one_line(exc: ValidationError) -> str:
+    """A pydantic report as `field: problem; field: problem`, without input values or documentation links."""
+    errors = exc.errors(include_url=False)
+    shown = "; ".join(f"{'.'.join(str(part) for part in error['loc'])[:100] or 'value'}: {error['msg']}"
+                      for error in errors[:3])
+    return shown + (f"; and {len(errors) - 3} more" if len(errors) > 3 else "")
+
+
 class AgentTool(Tool):
     """A tool whose argument errors read as instructions (`limit: must be at most 50`), not as a
-    pydantic report with documentation links."""
+    pydantic report with documentation links, and that names an argument it does not know instead of
+    ignoring it (a misspelt `catgory` would otherwise list everything).
+
+    These stay tool execution errors (`isError: true`), as MCP 2025-11-25 asks of input validation
+    errors (SEP-1303), so a model reads them and corrects its call."""
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        known = list(self.parameters.get("properties", {}))
+        unknown = sorted(set(arguments) - set(known))
+        if unknown:
+            near = closest(unknown[0], known)
+            raise ToolError(f"Invalid arguments for {self.name}: unknown argument '{unknown[0][:100]}'"
+                            + (f" (did you mean '{near}'?)" if near else "")
+                            + f". Its arguments are: {', '.join(known) or 'none'}.")
         try:
             return await super().run(arguments, context, convert_result)
         except ToolError as exc:
             cause = exc.__cause__
             if not isinstance(cause, ValidationError):
                 raise
-            problems = "; ".join(
-                f"{'.'.join(str(part) for part in error['loc']) or 'arguments'}: {error['msg']}"
-                for error in cause.errors(include_url=False)
-            )
-            raise ToolError(f"Invalid arguments for {self.name}: {problems}. The tool's inputSchema lists "
+            raise ToolError(f"Invalid arguments for {self.name}: {one_line(cause)}. The tool's inputSchema lists "
                             "every argument with its type and bounds.") from cause
+
+
+class PetgenMCP(MCPServer):
+    """The SDK's server with the protocol errors MCP names: an unknown tool, an unknown prompt and a prompt's
+    missing or unknown argument are JSON-RPC -32602 (the SDK answers the first as a tool result and the
+    others with code 0 and a logged traceback)."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tools = [tool.name for tool in await self.list_tools()]
+        if name not in tools:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool '{name[:100]}'; the tools are {', '.join(tools)}.")
+        return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        prompts = {prompt.name: prompt for prompt in await self.list_prompts()}
+        prompt = prompts.get(name)
+        if prompt is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown prompt '{name[:100]}'; the prompts are {', '.join(prompts)}.")
+        declared = {argument.name: argument for argument in prompt.arguments or []}
+        given = arguments or {}
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            raise MCPError(INVALID_PARAMS, f"Unknown argument '{unknown[0][:100]}' for the prompt {name}; its "
+                           f"arguments are {', '.join(declared)}.")
+        missing = [arg for arg, spec in declared.items() if spec.required and arg not in given]
+        if missing:
+            raise MCPError(INVALID_PARAMS, f"Missing argument '{missing[0]}' for the prompt {name}: "
+                           f"{declared[missing[0]].description}")
+        return await super().get_prompt(name, arguments, context)
+
+    def capabilities(self) -> dict[str, Any]:
+        """What `initialize` (and `server/discover` at 2026-07-28) advertises, as JSON: the server card
+        publishes exactly this."""
+        return self._lowlevel_server.get_capabilities().model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
+async def plain_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware: malformed params are -32602 with a one-line message naming the field (the SDK says
+    only "Invalid request parameters"); an unexpected exception is -32603, never the SDK's code 0."""
+    try:
+        return await call_next(ctx)
+    except MCPError:
+        raise
+    except ValidationError as exc:
+        raise MCPError(INVALID_PARAMS, f"Invalid params for {ctx.method}: {one_line(exc)}.") from None
+    except Exception:
+        log.exception("MCP handler for %s failed", ctx.method)
+        raise MCPError(INTERNAL_ERROR, "Internal error; it was logged on the server.") from None
 
 
 def output_schema(name: str) -> dict[str, Any]:
@@ -87,14 +159,14 @@ def _unknown_slug(dist: Dist, slug: str) -> ToolError:
                      "or `list_names` to browse; slugs are lowercase with ä→ae, ö→oe, ü→ue, ß→ss.")
 
 
-def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> MCPServer:
+def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> PetgenMCP:
     """The MCP server with its tools, resources and prompt."""
 
     def list_names(
         category: Annotated[str | None, Field(description="Category slug, e.g. 'tiere' (see list_categories).")] = None,
         mood: Annotated[str | None, Field(description="Mood slug, e.g. 'kuschelig' (see list_categories).")] = None,
-        limit: Annotated[int, Field(ge=1, le=200, description="Page size, 1 to 200.")] = 50,
-        offset: Annotated[int, Field(ge=0, description="How many names to skip.")] = 0,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1 to {MAX_LIMIT}.")] = DEFAULT_LIMIT,
+        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="How many names to skip.")] = 0,
     ) -> CallToolResult:
         d = dist()
         for kind, value, known in (("category", category, d.categories), ("mood", mood, d.moods)):
@@ -124,7 +196,8 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> MCPSe
 
     def search(
         query: Annotated[str, Field(description="Words or a name to search for, German or English, 2+ characters.")],
-        limit: Annotated[int, Field(ge=1, le=50, description="How many results, 1 to 50.")] = 10,
+        limit: Annotated[int, Field(ge=1, le=SEARCH_MAX,
+                                    description=f"How many results, 1 to {SEARCH_MAX}.")] = SEARCH_DEFAULT,
     ) -> CallToolResult:
         q = " ".join(query.split())
         if len(q) < 2:
@@ -137,26 +210,31 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> MCPSe
     tools = []
     for fn, title, description, schema in (
         (list_names, "List pet names",
-         "List German pet names alphabetically, optionally filtered by category and/or mood, with paging "
-         "(nextUrl, total). Use list_categories to see valid category and mood slugs.", "NameList"),
+         ("List German pet names alphabetically, optionally filtered by category and/or mood, with paging "
+          f"like GET /api/names (limit 1 to {MAX_LIMIT}, default {DEFAULT_LIMIT}; offset; nextUrl, total). Use "
+          "list_categories to see valid category and mood slugs."), "NameList"),
         (get_name, "Get a pet name",
-         "Get the full entry for one pet name by slug: meaning, origin, usage, four examples, variants, "
-         "categories, moods, keywords, FAQ, url of its page and license.", "Name"),
+         ("Get the full entry for one pet name by slug: meaning, origin, usage, four examples, variants, "
+          "categories, moods, keywords, FAQ, url of its page and license."), "Name"),
         (list_categories, "List categories and moods",
-         "List all categories (slug, title, emoji, description, typical moods, number of names) and the "
-         "mood vocabulary.", "CategoryList"),
+         ("List all categories (slug, title, emoji, description, typical moods, number of names) and the "
+          "mood vocabulary."), "CategoryList"),
         (search, "Search pet names",
-         "Search the knowledge base by word, name or English gloss (typo-tolerant, umlaut-insensitive, "
-         "prefix and compound aware). Results are ranked with a score; total counts all matches.",
+         ("Search the knowledge base by word, name or English gloss (typo-tolerant, umlaut-insensitive, "
+          "prefix and compound aware). Results are ranked with a score; total counts all matches."),
          "SearchResults"),
     ):
         tool = AgentTool.from_function(fn, title=title, description=description, annotations=READ_ONLY)
         tool.fn_metadata.output_schema = output_schema(schema)
+        tool.parameters["additionalProperties"] = False  # AgentTool refuses unknown arguments; say so
         tools.append(tool)
 
-    server: MCPServer = MCPServer(reverse_dns(base_url), title="Kosenamen API", version=version,
-                                  instructions=INSTRUCTIONS, website_url=base_url + "/", tools=tools,
-                                  log_level="WARNING")
+    # subscriptions=False: this stateless server never sends list-changed or resource-updated notifications
+    # (a new dist is announced by webhooks), so it serves no `subscriptions/listen` and advertises
+    # listChanged/subscribe false at every protocol version, as the server card says.
+    server = PetgenMCP(reverse_dns(base_url), title="Kosenamen API", version=version, instructions=INSTRUCTIONS,
+                       website_url=base_url + "/", tools=tools, log_level="WARNING", middleware=[plain_errors],
+                       subscriptions=False)
 
     @server.resource("petname://names", name="names", title="All pet names",
                      description="Every entry as a summary (slug, title, meaning, categories, moods, url).",
@@ -207,88 +285,29 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> MCPSe
     return server
 
 
-def mcp_routes(server: MCPServer, base_url: str) -> list[BaseRoute]:
-    """The SDK's Streamable HTTP endpoint at /mcp: stateless, JSON, Host/Origin checked for base_url."""
-    public = urlsplit(base_url)
-    host = public.netloc
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[host, public.hostname or host, "127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1",
-                       "localhost"],
-        allowed_origins=[f"{public.scheme}://{host}", "http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
+def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str] = ()) -> list[BaseRoute]:
+    """The SDK's Streamable HTTP endpoint at /mcp (stateless, JSON) behind `McpEndpoint`, which checks Host,
+    Origin, Content-Type, Accept and the JSON-RPC envelope itself and answers each refusal as JSON-RPC."""
+    # The SDK's own Host/Origin check answers in plain text and refuses every foreign Origin; McpEndpoint
+    # does both checks instead (Origin only when the operator restricted origins).
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     app = server.streamable_http_app(streamable_http_path="/mcp", json_response=True, stateless_http=True,
                                      transport_security=security)
     # Stateless: no server-initiated stream to GET and no session to DELETE. The spec allows 405 for
     # both; without this a GET would hold an SSE stream open that never carries anything.
     refuse = Route("/mcp", _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS", "TRACE"])
     routes: list[BaseRoute] = [refuse]
+    netloc = urlsplit(base_url).netloc
     for route in app.routes:
         if isinstance(route, Route) and route.path == "/mcp":
-            route = Route("/mcp", JsonOnly(route.app), methods=["POST"])
+            route = Route("/mcp", McpEndpoint(route.app, public_netloc=netloc, allowed_origins=allowed_origins),
+                          methods=["POST"])
         routes.append(route)
     return routes
 
 
-def _rpc_error(status: int, code: int, message: str, headers: dict[str, str] | None = None) -> Response:
-    body = {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
-
-
-SAFE_INTEGER = 2 ** 53 - 1  # the largest id a JavaScript client can hold exactly (documented in the OpenAPI)
-
-
-def _valid_id(message: dict[str, Any]) -> bool:
-    """Requests need a string or number id (MCP forbids null); error responses may carry null."""
-    value = message["id"]
-    if isinstance(value, bool):
-        return False
-    if isinstance(value, float) and value.is_integer():  # JSON Schema counts 808.0 as an integer
-        value = int(value)
-    if isinstance(value, int):
-        return abs(value) <= SAFE_INTEGER
-    return isinstance(value, str) or (value is None and "method" not in message)
-
-
-class JsonOnly:
-    """Checks the SDK leaves to chance, answered as JSON-RPC errors: the body must be JSON, and a request's
-    `id` a string or number (the SDK would take `"id": {}` or `"id": null` for a notification)."""
-
-    def __init__(self, app: Callable[..., Any]) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        content_type = dict(scope["headers"]).get(b"content-type", b"").split(b";")[0].strip().lower()
-        if content_type != b"application/json":
-            response = _rpc_error(400, -32600, "Content-Type must be application/json: send JSON-RPC messages.")
-            await response(scope, receive, send)
-            return
-        body, more = b"", True
-        while more:  # the body size is already bounded by the runtime's GuardMiddleware
-            message = await receive()
-            body += message.get("body", b"")
-            more = message.get("more_body", False)
-        try:
-            data = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            data = None  # the SDK answers parse errors itself (-32700)
-        messages = data if isinstance(data, list) else [data]
-        if any(isinstance(m, dict) and "id" in m and not _valid_id(m) for m in messages):
-            await _rpc_error(400, -32600, "Invalid Request: 'id' must be a string or an integer within ±(2^53−1) "
-                             "(MCP forbids null in requests).")(scope, receive, send)
-            return
-        replayed = False
-
-        async def replay() -> dict[str, Any]:
-            nonlocal replayed
-            if replayed:
-                return await receive()
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        await self.app(scope, replay, send)
-
-
 async def _method_not_allowed(request: Request) -> Response:
-    return _rpc_error(405, -32600, f"{request.method} is not supported: this MCP server is stateless and answers "
-                      "JSON-RPC messages sent with POST to /mcp.", headers={"allow": "POST"})
+    body = error_body(None, INVALID_REQUEST, f"Method Not Allowed: {request.method} is not supported; this MCP "
+                      "server is stateless and answers JSON-RPC messages sent with POST to /mcp.",
+                      {"code": "method_not_allowed", "hint": "POST one JSON-RPC message to /mcp"})
+    return Response(body, status_code=405, media_type="application/json", headers={"allow": "POST"})

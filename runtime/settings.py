@@ -6,6 +6,9 @@ import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
+
+from runtime.cors import normalise_origin
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -23,6 +26,29 @@ def parse_networks(values: str | list[str] | tuple[str, ...]) -> tuple[Network, 
     return tuple(networks)
 
 
+def parse_origins(values: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Parse origins (`https://app.example`, `http://localhost:5173`), comma- or space-separated or a list;
+    raise ValueError naming the bad one. `*` (or nothing) means any origin: the empty tuple."""
+    if isinstance(values, str):
+        values = [values]
+    origins = []
+    for value in (v for item in values for v in item.replace(",", " ").split()):
+        origin = normalise_origin(value)
+        if origin == "*":
+            return ()
+        parts = urlsplit(origin)
+        try:
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+            valid = parts.scheme in ("http", "https") and parts.hostname and not (
+                parts.username or parts.password or parts.path or parts.query or parts.fragment)
+        except ValueError:
+            valid = False
+        if not valid:
+            raise ValueError(f"'{value}' is not an origin: write scheme://host[:port], e.g. https://app.example")
+        origins.append(origin)
+    return tuple(origins)
+
+
 @dataclass(frozen=True)
 class Settings:
     dist: Path = Path("dist")
@@ -32,10 +58,12 @@ class Settings:
     rate_window: int = 60  # seconds
     trusted_proxies: tuple[Network, ...] = field(default_factory=tuple)
     max_body: int = 64 * 1024  # bytes
+    allowed_origins: tuple[str, ...] = ()  # origins a browser may call from; empty: any (CORS `*`)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES, PETGEN_MAX_BODY."""
+        """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES,
+        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS."""
         env = os.environ if environ is None else environ
         defaults = cls()
         return cls(
@@ -45,6 +73,7 @@ class Settings:
             rate_limit=_int(env, "PETGEN_RATE_LIMIT", defaults.rate_limit),
             trusted_proxies=parse_networks(env.get("PETGEN_TRUSTED_PROXIES", "")),
             max_body=_int(env, "PETGEN_MAX_BODY", defaults.max_body),
+            allowed_origins=parse_origins(env.get("PETGEN_ALLOWED_ORIGINS", "")),
         )
 
 

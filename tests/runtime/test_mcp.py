@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -122,15 +123,90 @@ def test_limits_cors_and_host_checks(mcp_base: str) -> None:
     assert listed.headers["access-control-allow-origin"] == "*"
     assert rpc(mcp_base, b'{"jsonrpc":"2.0","id":1,"method":"ping"}', host="evil.example").status_code == 421
     big = rpc(mcp_base, b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + b"a" * 70_000 + b'"}}')
-    assert big.status_code == 413 and big.json()["error"]["code"] == "payload_too_large"
+    assert big.status_code == 413 and big.json()["error"]["data"]["code"] == "payload_too_large"
 
 
 def test_host_check_accepts_the_public_host(tmp_path: Path) -> None:
-    """A deployment's base_url host must pass, or every real client gets 421."""
+    """A deployment's base_url host must pass, or every real client gets 421; any Origin may call by default."""
     build(REPO / "content", tmp_path / "dist", base_url="https://kosenamen.example")
     with running_server(tmp_path / "dist") as base:
-        ok = rpc(base, b'{"jsonrpc":"2.0","id":1,"method":"ping"}', host="kosenamen.example",
-                 origin="https://kosenamen.example")
-        assert ok.status_code == 200 and ok.json()["result"] == {}
-        assert rpc(base, b'{"jsonrpc":"2.0","id":1,"method":"ping"}', host="kosenamen.example",
-                   origin="https://evil.example").status_code == 403
+        for origin in ("https://kosenamen.example", "https://app.example"):
+            ok = rpc(base, b'{"jsonrpc":"2.0","id":1,"method":"ping"}', host="kosenamen.example", origin=origin)
+            assert ok.status_code == 200 and ok.json()["result"] == {}, origin
+            assert ok.headers["access-control-allow-origin"] == "*"
+
+
+def call(base: str, method: str, params: dict[str, Any], version: str = "2025-11-25") -> dict[str, Any]:
+    body = orjson.dumps({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})
+    response = rpc(base, body, **{"mcp-protocol-version": version})
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def invalid_params(answer: dict[str, Any]) -> str:
+    assert answer["id"] == 9 and answer["error"]["code"] == -32602, answer
+    message = answer["error"]["message"]
+    assert "\n" not in message and "pydantic" not in message and "Traceback" not in message
+    return message
+
+
+def test_protocol_errors_are_invalid_params_with_one_line(mcp_base: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The SDK answered a prompt's missing or unknown argument and an unknown prompt with code 0 (and logged a
+    traceback), an unknown tool as a tool result, and malformed params without naming the field."""
+    caplog.set_level(logging.INFO)
+    assert "'recipient'" in invalid_params(call(mcp_base, "prompts/get", {"name": "find_petname"}))
+    assert "'tone'" in invalid_params(call(mcp_base, "prompts/get", {
+        "name": "find_petname", "arguments": {"recipient": "x", "tone": "sweet"}}))
+    assert "find_petname" in invalid_params(call(mcp_base, "prompts/get", {"name": "find_pet"}))
+    assert "recipient" in invalid_params(call(mcp_base, "prompts/get", {
+        "name": "find_petname", "arguments": {"recipient": 5}}))
+    assert "list_names" in invalid_params(call(mcp_base, "tools/call", {"name": "list_name", "arguments": {}}))
+    assert "name" in invalid_params(call(mcp_base, "tools/call", {"arguments": {}}))
+    assert "uri" in invalid_params(call(mcp_base, "resources/read", {"uri": 5}))
+    ok = call(mcp_base, "prompts/get", {"name": "find_petname", "arguments": {"recipient": "unser Baby"}})
+    assert "unser Baby" in ok["result"]["messages"][0]["content"]["text"]
+    assert [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info] == []
+
+
+@pytest.mark.parametrize(("arguments", "problem"), [
+    ({"offset": -1}, "offset: Input should be greater than or equal to 0"),
+    ({"offset": 1_000_000_001}, "offset: Input should be less than or equal to 1000000000"),
+    ({"limit": 201}, "limit: Input should be less than or equal to 200"),
+    ({"limit": 0}, "limit: Input should be greater than or equal to 1"),
+    ({"catgory": "tiere"}, "unknown argument 'catgory' (did you mean 'category'?)"),
+])
+def test_tool_argument_errors_are_tool_results_the_model_can_read(mcp_base: str, arguments: dict[str, Any],
+                                                                   problem: str) -> None:
+    """MCP 2025-11-25 (SEP-1303): input validation errors are tool execution errors, not protocol errors."""
+    result = call(mcp_base, "tools/call", {"name": "list_names", "arguments": arguments})["result"]
+    assert result["isError"] is True
+    text = result["content"][0]["text"]
+    assert text.startswith("Invalid arguments for list_names: ") and problem in text and "\n" not in text
+
+
+def test_list_names_pages_like_rest(mcp_base: str) -> None:
+    """Default page of 200 and the same page, byte for byte as JSON, as GET /api/names."""
+    for arguments, query in (({}, ""), ({"limit": 5, "offset": 10}, "?limit=5&offset=10"),
+                             ({"category": "tiere", "offset": 3}, "?category=tiere&offset=3")):
+        result = call(mcp_base, "tools/call", {"name": "list_names", "arguments": arguments})["result"]
+        assert result["structuredContent"] == httpx.get(f"{mcp_base}/api/names{query}").json(), arguments
+    tool = next(t for t in call(mcp_base, "tools/list", {})["result"]["tools"] if t["name"] == "list_names")
+    assert tool["inputSchema"]["properties"]["limit"]["default"] == 200
+    assert tool["inputSchema"]["additionalProperties"] is False
+
+
+def test_initialize_advertises_what_the_server_card_says(mcp_base: str) -> None:
+    """At 2026-07-28 the SDK advertised listChanged and subscribe true while the card said false."""
+    card = httpx.get(mcp_base + "/.well-known/mcp/server-card.json").json()
+    assert card["capabilities"] == {"tools": {"listChanged": False}, "prompts": {"listChanged": False},
+                                    "resources": {"subscribe": False, "listChanged": False}}
+    for version in card["remotes"][0]["supportedProtocolVersions"]:
+        if version == "2026-07-28":  # no handshake: the capabilities come from server/discover
+            envelope = {"io.modelcontextprotocol/protocolVersion": version,
+                        "io.modelcontextprotocol/clientCapabilities": {}}
+            body = orjson.dumps({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": envelope}})
+            answer = rpc(mcp_base, body, **{"mcp-protocol-version": version, "mcp-method": "server/discover"}).json()
+        else:
+            answer = call(mcp_base, "initialize", {"protocolVersion": version, "capabilities": {},
+                                                   "clientInfo": {"name": "test", "version": "1"}})
+        assert answer["result"]["capabilities"] == card["capabilities"], version

@@ -98,4 +98,5 @@ def test_chunked_body_over_the_limit_is_413(tmp_path_factory: pytest.TempPathFac
         for path in ("/ask", "/mcp"):
             response = httpx.post(base + path, content=chunks(), headers={"content-type": "application/json"})
             assert response.status_code == 413, (path, response.text)
-            assert response.json()["error"]["code"] == "payload_too_large"
+            error = response.json()["error"]
+            assert (error["data"]["code"] if path == "/mcp" else error["code"]) == "payload_too_large"  # MCP: JSON-RPC
