@@ -247,7 +247,7 @@ def stats(content_dir: Path, oldest: int) -> None:
 @click.argument("title")
 @CONTENT
 def new(title: str, content_dir: Path) -> None:
-    """Create names/<slug>.md for TITLE with every field to fill in."""
+    """Create names/<slug>.md for TITLE with every field to fill in (check fails until no TODO is left)."""
     from petgen.scaffold import new_entry
 
     path = new_entry(content_dir, title)

@@ -124,7 +124,9 @@ class Entry:
         return {"title": [self.title], "variants": self.variants, "keywords": self.keywords, "meaning": [self.meaning]}
 
     def line_of(self, key: str) -> int:
-        return self.lines.get(key, self.lines.get(key.split("[")[0], 1))
+        """The line of `faq[1].answer`, else of `faq[1]`, else of `faq` (else 1)."""
+        lines = self.lines
+        return lines.get(key) or lines.get(key.split(".")[0]) or lines.get(key.split("[")[0], 1)
 
 
 def closest(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str | None:
@@ -210,6 +212,9 @@ def _record_lines(node: yaml.Node, path: str, problems: Problems, lines: dict[st
             if isinstance(value_node, yaml.SequenceNode):
                 for i, item in enumerate(value_node.value):
                     lines[f"{key}[{i}]"] = line(item)
+                    if isinstance(item, yaml.MappingNode):  # faq items: the line of each answer
+                        for sub_key, _ in item.value:
+                            lines[f"{key}[{i}].{sub_key.value}"] = line(sub_key)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             lines[f"[{i}]"] = line(item)
