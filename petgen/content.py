@@ -141,10 +141,25 @@ def did_you_mean(word: str, choices: Any) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# YAML with line numbers
+# YAML with line numbers, and without the features an attacker or a typo could turn against the build
+
+# Content nests a few levels deep (an entry's faq: a list of question/answer mappings; bots.yml's
+# keys: six levels); deeper nesting is a mistake, and hundreds of levels would exhaust Python's
+# recursion limit in the constructor.
+MAX_DEPTH = 8
+
+
+class RefusedYAML(yaml.YAMLError):
+    """Valid YAML that content must not use: anchors and aliases, deep nesting, a value its tag cannot read."""
+
+    def __init__(self, mark: yaml.Mark, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.mark, self.message, self.hint = mark, message, hint
 
 
 def _yaml_problem(path: str, exc: yaml.YAMLError, line_offset: int) -> Problem:
+    if isinstance(exc, RefusedYAML):
+        return Problem(path, exc.mark.line + 1 + line_offset, exc.message, exc.hint)
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = (mark.line + 1 + line_offset) if mark is not None else 1 + line_offset
     problem = getattr(exc, "problem", None) or str(exc)
@@ -158,14 +173,17 @@ def parse_yaml(
 ) -> tuple[Any, dict[str, int]]:
     """Parse YAML text; return (data, lines) where lines maps `key`, `key[i]` and `[i]` to file lines.
 
-    Duplicate mapping keys, which PyYAML would silently merge, are reported.
+    Duplicate mapping keys, which PyYAML would silently merge, are reported; so are anchors and
+    aliases, nesting deeper than MAX_DEPTH and values their tag cannot read (see `RefusedYAML`).
     """
     try:
+        _refuse_anchors(text)
         loader = ContentLoader(text)
         try:
             node = loader.get_single_node()
             if node is None:
                 return None, {}
+            _refuse_deep_nesting(node)
             lines: dict[str, int] = {}
             _record_lines(node, path, problems, lines, line_offset)
             try:
@@ -180,7 +198,46 @@ def parse_yaml(
     return data, lines
 
 
-_STR, _SEQ, _MAP, _MERGE = (f"tag:yaml.org,2002:{t}" for t in ("str", "seq", "map", "merge"))
+def _refuse_anchors(text: str) -> None:
+    """Raise RefusedYAML at the first anchor (`&x`) or alias (`*x`), before anything is composed.
+
+    Aliases let a kilobyte of YAML expand into billions of values ("billion laughs"), and content
+    never needs them. The parser's events are linear in the text, so this check is too; it runs only
+    when the text has an `&` or `*` at all, as neither can be written without its indicator.
+    """
+    if "&" not in text and "*" not in text:
+        return
+    loader = ContentLoader(text)
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if getattr(event, "anchor", None) is not None:
+                raise RefusedYAML(event.start_mark, "YAML anchors and aliases (&x, *x) are not allowed in content",
+                                  "write the value out in full; quote text that starts with & or *")
+    finally:
+        loader.dispose()
+
+
+def _refuse_deep_nesting(node: yaml.Node) -> None:
+    """Raise RefusedYAML when lists and mappings nest deeper than MAX_DEPTH (one level at a time,
+    without recursion; aliases are refused before, so every node is visited once)."""
+    level, depth = [node], 1
+    while level:
+        if depth > MAX_DEPTH:
+            raise RefusedYAML(level[0].start_mark, f"YAML nested more than {MAX_DEPTH} levels deep",
+                              "content needs only a few levels, e.g. faq: a list of question/answer pairs")
+        below: list[yaml.Node] = []
+        for n in level:
+            if type(n) is yaml.SequenceNode:
+                below += n.value
+            elif type(n) is yaml.MappingNode:
+                for key, value in n.value:
+                    below.append(key)
+                    below.append(value)
+        level, depth = below, depth + 1
+
+
+_STR, _SEQ, _MAP, _MERGE, _INT = (f"tag:yaml.org,2002:{t}" for t in ("str", "seq", "map", "merge", "int"))
 
 
 def _construct(loader: Any, node: yaml.Node) -> Any:
@@ -194,7 +251,22 @@ def _construct(loader: Any, node: yaml.Node) -> Any:
         return [_construct(loader, child) for child in node.value]
     if tag == _MAP and isinstance(node, yaml.MappingNode) and all(k.tag != _MERGE for k, _ in node.value):
         return {_construct(loader, key): _construct(loader, value) for key, value in node.value}
-    return loader.construct_object(node, deep=True)
+    # A number wider than 64 bits is a mistake, and one of over 4,300 digits could not even be read
+    # or printed (Python refuses to convert it): both are refused, the latter before reading it.
+    if tag == _INT and len(node.value) > 100:
+        value: Any = 1 << 65
+    else:
+        try:
+            value = loader.construct_object(node, deep=True)
+        except (ValueError, AttributeError, OverflowError) as exc:  # PyYAML's constructors raise these on
+            value = exc  # odd values (`!!timestamp nope`, `!!int x`): content errors, not crashes
+    if isinstance(value, Exception) or (isinstance(value, int) and value.bit_length() > 64):
+        shown = str(node.value) if isinstance(node, yaml.ScalarNode) else node.tag
+        shown = shown if len(shown) <= 40 else shown[:40] + "…"
+        message = (f"the number '{shown}' is too large" if isinstance(value, int)
+                   else f"the value '{shown}' cannot be read as {node.tag.replace('tag:yaml.org,2002:', '!!')}")
+        raise RefusedYAML(node.start_mark, message, "quote it to make it text")
+    return value
 
 
 def _record_lines(node: yaml.Node, path: str, problems: Problems, lines: dict[str, int], offset: int) -> None:
@@ -227,13 +299,16 @@ def _record_lines(node: yaml.Node, path: str, problems: Problems, lines: dict[st
 # site.yml, moods.yml, categories.yml
 
 
-def _read(path: Path, problems: Problems) -> str | None:
+def read_text(path: Path, problems: Problems) -> str | None:
+    """A content file's text, or None with the problem recorded (missing, unreadable, not UTF-8)."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         problems.add(str(path), 1, "file not found", "every content directory needs this file")
     except UnicodeDecodeError as exc:
         problems.add(str(path), 1, f"not valid UTF-8 ({exc.reason})", "save the file as UTF-8")
+    except OSError as exc:
+        problems.add(str(path), 1, f"cannot be read ({exc.strerror})")
     return None
 
 
@@ -256,7 +331,7 @@ def _check_keys(
 def load_site(content_dir: Path, problems: Problems) -> Site | None:
     """Read site.yml: service name, site identifier, base_url, license, language, API version."""
     path = content_dir / "site.yml"
-    text = _read(path, problems)
+    text = read_text(path, problems)
     if text is None:
         return None
     data, lines = parse_yaml(text, str(path), problems)
@@ -289,7 +364,7 @@ def load_site(content_dir: Path, problems: Problems) -> Site | None:
 
 
 def _load_vocabulary(path: Path, fields: tuple[str, ...], problems: Problems) -> list[dict[str, Any]]:
-    text = _read(path, problems)
+    text = read_text(path, problems)
     if text is None:
         return []
     data, lines = parse_yaml(text, str(path), problems)

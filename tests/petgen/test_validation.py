@@ -207,3 +207,12 @@ def test_placeholders_in_every_field_are_errors(content: Path) -> None:
         f"{path}:19: placeholder text 'Lorem ipsum' in faq" + hint.format("Lorem ipsum"),
         f"{path}:32: placeholder text 'XXX' in usage" + hint.format("XXX"),  # its section
     ]
+
+
+@pytest.mark.parametrize("name", ["lexicon.yml", "bots.yml", "site.yml"])
+def test_a_config_file_that_is_not_utf8_is_an_error(content: Path, name: str) -> None:
+    (content / name).write_bytes(b"bots: []\nfiller: \xff\xfe\n")
+    with pytest.raises(ContentError) as info:
+        load_knowledge_base(content)
+    assert f"{content / name}:1: not valid UTF-8 (invalid start byte)\n    hint: save the file as UTF-8" in \
+        [p.format() for p in info.value.problems]
