@@ -216,3 +216,15 @@ def test_a_config_file_that_is_not_utf8_is_an_error(content: Path, name: str) ->
         load_knowledge_base(content)
     assert f"{content / name}:1: not valid UTF-8 (invalid start byte)\n    hint: save the file as UTF-8" in \
         [p.format() for p in info.value.problems]
+
+
+def test_an_entry_that_cannot_be_read_is_an_error(content: Path) -> None:
+    (content / "names" / "ordner.md").mkdir()
+    (content / "names" / "weg.md").symlink_to(content / "nowhere")
+    with pytest.raises(ContentError) as info:
+        load_knowledge_base(content)
+    hint = "\n    hint: every names/*.md must be a readable text file"
+    assert [p.format() for p in info.value.problems] == [
+        f"{content}/names/ordner.md:1: cannot be read (Is a directory){hint}",
+        f"{content}/names/weg.md:1: cannot be read (No such file or directory){hint}",
+    ]

@@ -27,12 +27,16 @@ def problems(text: str) -> list[str]:
     return [p.format() for p in found.items]
 
 
-def petgen_check(content: Path) -> subprocess.CompletedProcess[str]:
-    """`petgen check` in a child process with a memory limit and a deadline, so that a loader that
-    expands the bomb fails this test instead of exhausting the machine."""
+def limited_petgen(*args: str) -> list[str]:
+    """The command line of `petgen ARGS` in a child process limited to MEMORY, so that a loader that
+    expands the bomb fails the test instead of exhausting the machine."""
     limited = (f"import resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({MEMORY}, {MEMORY})); "
                "from petgen.cli import cli; cli(sys.argv[1:], prog_name='petgen')")
-    return subprocess.run([sys.executable, "-c", limited, "check", "--no-cache", "--content", str(content)],
+    return [sys.executable, "-c", limited, *args]
+
+
+def petgen_check(content: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(limited_petgen("check", "--no-cache", "--content", str(content)),
                           capture_output=True, text=True, timeout=120, cwd=REPO)
 
 
