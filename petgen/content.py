@@ -36,6 +36,7 @@ ContentLoader.yaml_implicit_resolvers = {
 
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+HTTP_URL = re.compile(r"^https?://[^/\s]+(/\S*)?$")
 
 # The entry schema: front-matter key -> kind. Every key is required except those in OPTIONAL.
 ENTRY_FIELDS: dict[str, str] = {
@@ -349,9 +350,13 @@ def load_site(content_dir: Path, problems: Problems) -> Site | None:
             problems.add(str(path), lines.get("license", 1), "license must be a mapping with name, url, attribution")
         return None
     base_url = str(data["base_url"]).rstrip("/")
-    if not re.match(r"^https?://[^/\s]+(/\S*)?$", base_url):
+    if not HTTP_URL.match(base_url):
         problems.add(str(path), lines.get("base_url", 1), f"base_url '{base_url}' is not an http(s) URL",
                      "write it like https://kosenamen.example")
+        return None
+    if not HTTP_URL.match(str(license_["url"])):  # every page links to it
+        problems.add(str(path), lines.get("license", 1), f"license url '{license_['url']}' is not an http(s) URL",
+                     "e.g. https://creativecommons.org/licenses/by/4.0/")
         return None
     if not SLUG_RE.match(str(data["site"])):
         problems.add(str(path), lines.get("site", 1), f"site '{data['site']}' is not a slug", "use a-z, 0-9 and '-'")
