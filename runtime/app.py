@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from petgen.resources import encode, status_resource
+from petgen.security import RAW_SECURITY_HEADERS
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.cors import CORS_HEADERS, CORSMiddleware
 from runtime.dist import Dist, StaticFile
@@ -25,6 +26,7 @@ from runtime.mcp import build_mcp, mcp_routes
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
 from runtime.ratelimit import RateLimitMiddleware
 from runtime.search import BadSearch, parse_search_query, search_results
+from runtime.security import SecurityHeadersMiddleware
 from runtime.settings import Settings
 from runtime.static import StaticRoutes, dynamic_file, send_file
 
@@ -208,6 +210,7 @@ class PetgenApp:
         self.ratelimit = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
                                              trusted_proxies=settings.trusted_proxies)
         self.asgi = CORSMiddleware(self.ratelimit)  # outermost: even a 429 can be read by a browser
+        self.asgi = SecurityHeadersMiddleware(self.asgi)  # around everything: preflights and 429s included
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         """Fast lane for static GET/HEAD (the hot path): the same headers as the middleware stack adds,
@@ -219,7 +222,7 @@ class PetgenApp:
                 if self.ratelimit.enabled:
                     allowed, limits = self.ratelimit.evaluate(scope)
                     if not allowed:
-                        await self.ratelimit.reject(_with_headers(send, CORS_HEADERS), limits)
+                        await self.ratelimit.reject(_with_headers(send, CORS_HEADERS + RAW_SECURITY_HEADERS), limits)
                         return
                     extra = CORS_HEADERS + limits
                 await send_file(scope, send, file, extra=extra)
