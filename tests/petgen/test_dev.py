@@ -12,7 +12,7 @@ from pathlib import Path
 
 import httpx
 
-from tests.conftest import REPO, entry_text
+from tests.conftest import REPO
 from tests.petgen.test_yaml_safety import BOMB, limited_petgen
 from tests.runtime.test_server import free_port
 
