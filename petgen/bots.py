@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from petgen.content import did_you_mean, parse_yaml
+from petgen.content import did_you_mean, parse_yaml, read_text
 from petgen.problems import Problems
 
 BOT_FIELDS = ("name", "contact", "keys")
@@ -26,7 +26,8 @@ def load_bots(content_dir: Path, problems: Problems) -> list[dict[str, Any]]:
     path = content_dir / "bots.yml"
     if not path.exists():
         return []
-    data, lines = parse_yaml(path.read_text(encoding="utf-8"), str(path), problems)
+    text = read_text(path, problems)
+    data, lines = parse_yaml(text, str(path), problems) if text is not None else (None, {})
     if data is None:
         return []
     where = str(path)

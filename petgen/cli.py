@@ -223,11 +223,16 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
             click.echo(f"{len(changes)} change(s) in {content_dir}; rebuilding …")
             try:
                 result = run_build(content_dir, dist_dir, base_url=url, cache_dir=state_dir / "cache")
+                app.runtime.reload()
             except ContentError as exc:
                 _print_problems(exc)
                 click.echo(f"Error: {exc.message} Still serving the previous build.", err=True)
                 continue
-            app.runtime.reload()
+            except Exception as exc:  # noqa: BLE001 - any failure (a bug, an OSError) must not end this
+                # thread: dev would go on serving but never rebuild again, silently.
+                click.echo(f"Error: the rebuild failed ({type(exc).__name__}: {exc}). Still serving the previous "
+                           "build; watching for the next change.", err=True)
+                continue
             click.echo(result.summary())
 
     watcher = threading.Thread(target=rebuild_on_change, name="petgen-watch", daemon=True)
@@ -259,7 +264,7 @@ def stats(content_dir: Path, oldest: int) -> None:
 @click.argument("title")
 @CONTENT
 def new(title: str, content_dir: Path) -> None:
-    """Create names/<slug>.md for TITLE with every field to fill in."""
+    """Create names/<slug>.md for TITLE with every field to fill in (check fails until no TODO is left)."""
     from petgen.scaffold import new_entry
 
     path = new_entry(content_dir, title)

@@ -36,6 +36,7 @@ ContentLoader.yaml_implicit_resolvers = {
 
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+HTTP_URL = re.compile(r"^https?://[^/\s]+(/\S*)?$")
 
 # The entry schema: front-matter key -> kind. Every key is required except those in OPTIONAL.
 ENTRY_FIELDS: dict[str, str] = {
@@ -124,7 +125,9 @@ class Entry:
         return {"title": [self.title], "variants": self.variants, "keywords": self.keywords, "meaning": [self.meaning]}
 
     def line_of(self, key: str) -> int:
-        return self.lines.get(key, self.lines.get(key.split("[")[0], 1))
+        """The line of `faq[1].answer`, else of `faq[1]`, else of `faq` (else 1)."""
+        lines = self.lines
+        return lines.get(key) or lines.get(key.split(".")[0]) or lines.get(key.split("[")[0], 1)
 
 
 def closest(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str | None:
@@ -139,10 +142,25 @@ def did_you_mean(word: str, choices: Any) -> str | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# YAML with line numbers
+# YAML with line numbers, and without the features an attacker or a typo could turn against the build
+
+# Content nests a few levels deep (an entry's faq: a list of question/answer mappings; bots.yml's
+# keys: six levels); deeper nesting is a mistake, and hundreds of levels would exhaust Python's
+# recursion limit in the constructor.
+MAX_DEPTH = 8
+
+
+class RefusedYAML(yaml.YAMLError):
+    """Valid YAML that content must not use: anchors and aliases, deep nesting, a value its tag cannot read."""
+
+    def __init__(self, mark: yaml.Mark, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.mark, self.message, self.hint = mark, message, hint
 
 
 def _yaml_problem(path: str, exc: yaml.YAMLError, line_offset: int) -> Problem:
+    if isinstance(exc, RefusedYAML):
+        return Problem(path, exc.mark.line + 1 + line_offset, exc.message, exc.hint)
     mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
     line = (mark.line + 1 + line_offset) if mark is not None else 1 + line_offset
     problem = getattr(exc, "problem", None) or str(exc)
@@ -156,14 +174,17 @@ def parse_yaml(
 ) -> tuple[Any, dict[str, int]]:
     """Parse YAML text; return (data, lines) where lines maps `key`, `key[i]` and `[i]` to file lines.
 
-    Duplicate mapping keys, which PyYAML would silently merge, are reported.
+    Duplicate mapping keys, which PyYAML would silently merge, are reported; so are anchors and
+    aliases, nesting deeper than MAX_DEPTH and values their tag cannot read (see `RefusedYAML`).
     """
     try:
+        _refuse_anchors(text)
         loader = ContentLoader(text)
         try:
             node = loader.get_single_node()
             if node is None:
                 return None, {}
+            _refuse_deep_nesting(node)
             lines: dict[str, int] = {}
             _record_lines(node, path, problems, lines, line_offset)
             try:
@@ -178,7 +199,46 @@ def parse_yaml(
     return data, lines
 
 
-_STR, _SEQ, _MAP, _MERGE = (f"tag:yaml.org,2002:{t}" for t in ("str", "seq", "map", "merge"))
+def _refuse_anchors(text: str) -> None:
+    """Raise RefusedYAML at the first anchor (`&x`) or alias (`*x`), before anything is composed.
+
+    Aliases let a kilobyte of YAML expand into billions of values ("billion laughs"), and content
+    never needs them. The parser's events are linear in the text, so this check is too; it runs only
+    when the text has an `&` or `*` at all, as neither can be written without its indicator.
+    """
+    if "&" not in text and "*" not in text:
+        return
+    loader = ContentLoader(text)
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if getattr(event, "anchor", None) is not None:
+                raise RefusedYAML(event.start_mark, "YAML anchors and aliases (&x, *x) are not allowed in content",
+                                  "write the value out in full; quote text that starts with & or *")
+    finally:
+        loader.dispose()
+
+
+def _refuse_deep_nesting(node: yaml.Node) -> None:
+    """Raise RefusedYAML when lists and mappings nest deeper than MAX_DEPTH (one level at a time,
+    without recursion; aliases are refused before, so every node is visited once)."""
+    level, depth = [node], 1
+    while level:
+        if depth > MAX_DEPTH:
+            raise RefusedYAML(level[0].start_mark, f"YAML nested more than {MAX_DEPTH} levels deep",
+                              "content needs only a few levels, e.g. faq: a list of question/answer pairs")
+        below: list[yaml.Node] = []
+        for n in level:
+            if type(n) is yaml.SequenceNode:
+                below += n.value
+            elif type(n) is yaml.MappingNode:
+                for key, value in n.value:
+                    below.append(key)
+                    below.append(value)
+        level, depth = below, depth + 1
+
+
+_STR, _SEQ, _MAP, _MERGE, _INT = (f"tag:yaml.org,2002:{t}" for t in ("str", "seq", "map", "merge", "int"))
 
 
 def _construct(loader: Any, node: yaml.Node) -> Any:
@@ -192,7 +252,22 @@ def _construct(loader: Any, node: yaml.Node) -> Any:
         return [_construct(loader, child) for child in node.value]
     if tag == _MAP and isinstance(node, yaml.MappingNode) and all(k.tag != _MERGE for k, _ in node.value):
         return {_construct(loader, key): _construct(loader, value) for key, value in node.value}
-    return loader.construct_object(node, deep=True)
+    # A number wider than 64 bits is a mistake, and one of over 4,300 digits could not even be read
+    # or printed (Python refuses to convert it): both are refused, the latter before reading it.
+    if tag == _INT and len(node.value) > 100:
+        value: Any = 1 << 65
+    else:
+        try:
+            value = loader.construct_object(node, deep=True)
+        except (ValueError, AttributeError, OverflowError) as exc:  # PyYAML's constructors raise these on
+            value = exc  # odd values (`!!timestamp nope`, `!!int x`): content errors, not crashes
+    if isinstance(value, Exception) or (isinstance(value, int) and value.bit_length() > 64):
+        shown = str(node.value) if isinstance(node, yaml.ScalarNode) else node.tag
+        shown = shown if len(shown) <= 40 else shown[:40] + "…"
+        message = (f"the number '{shown}' is too large" if isinstance(value, int)
+                   else f"the value '{shown}' cannot be read as {node.tag.replace('tag:yaml.org,2002:', '!!')}")
+        raise RefusedYAML(node.start_mark, message, "quote it to make it text")
+    return value
 
 
 def _record_lines(node: yaml.Node, path: str, problems: Problems, lines: dict[str, int], offset: int) -> None:
@@ -210,6 +285,9 @@ def _record_lines(node: yaml.Node, path: str, problems: Problems, lines: dict[st
             if isinstance(value_node, yaml.SequenceNode):
                 for i, item in enumerate(value_node.value):
                     lines[f"{key}[{i}]"] = line(item)
+                    if isinstance(item, yaml.MappingNode):  # faq items: the line of each answer
+                        for sub_key, _ in item.value:
+                            lines[f"{key}[{i}].{sub_key.value}"] = line(sub_key)
     elif isinstance(node, yaml.SequenceNode):
         for i, item in enumerate(node.value):
             lines[f"[{i}]"] = line(item)
@@ -222,13 +300,16 @@ def _record_lines(node: yaml.Node, path: str, problems: Problems, lines: dict[st
 # site.yml, moods.yml, categories.yml
 
 
-def _read(path: Path, problems: Problems) -> str | None:
+def read_text(path: Path, problems: Problems) -> str | None:
+    """A content file's text, or None with the problem recorded (missing, unreadable, not UTF-8)."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         problems.add(str(path), 1, "file not found", "every content directory needs this file")
     except UnicodeDecodeError as exc:
         problems.add(str(path), 1, f"not valid UTF-8 ({exc.reason})", "save the file as UTF-8")
+    except OSError as exc:
+        problems.add(str(path), 1, f"cannot be read ({exc.strerror})")
     return None
 
 
@@ -251,7 +332,7 @@ def _check_keys(
 def load_site(content_dir: Path, problems: Problems) -> Site | None:
     """Read site.yml: service name, site identifier, base_url, license, language, API version."""
     path = content_dir / "site.yml"
-    text = _read(path, problems)
+    text = read_text(path, problems)
     if text is None:
         return None
     data, lines = parse_yaml(text, str(path), problems)
@@ -269,9 +350,13 @@ def load_site(content_dir: Path, problems: Problems) -> Site | None:
             problems.add(str(path), lines.get("license", 1), "license must be a mapping with name, url, attribution")
         return None
     base_url = str(data["base_url"]).rstrip("/")
-    if not re.match(r"^https?://[^/\s]+(/\S*)?$", base_url):
+    if not HTTP_URL.match(base_url):
         problems.add(str(path), lines.get("base_url", 1), f"base_url '{base_url}' is not an http(s) URL",
                      "write it like https://kosenamen.example")
+        return None
+    if not HTTP_URL.match(str(license_["url"])):  # every page links to it
+        problems.add(str(path), lines.get("license", 1), f"license url '{license_['url']}' is not an http(s) URL",
+                     "e.g. https://creativecommons.org/licenses/by/4.0/")
         return None
     if not SLUG_RE.match(str(data["site"])):
         problems.add(str(path), lines.get("site", 1), f"site '{data['site']}' is not a slug", "use a-z, 0-9 and '-'")
@@ -284,7 +369,7 @@ def load_site(content_dir: Path, problems: Problems) -> Site | None:
 
 
 def _load_vocabulary(path: Path, fields: tuple[str, ...], problems: Problems) -> list[dict[str, Any]]:
-    text = _read(path, problems)
+    text = read_text(path, problems)
     if text is None:
         return []
     data, lines = parse_yaml(text, str(path), problems)

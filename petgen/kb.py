@@ -104,7 +104,11 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     digest = hashlib.blake2b(digest_size=16)
     keys, results, missing = [], {}, []
     for path in files:
-        raw = read_file(path)
+        try:
+            raw = read_file(path)
+        except OSError as exc:  # a directory named *.md, a dangling link, no permission
+            problems.add(str(path), 1, f"cannot be read ({exc.strerror})", "every names/*.md must be a readable text file")
+            continue
         digest.update(path.name.encode() + b"\0" + raw + b"\0")
         key = entry_key(str(path), raw)
         keys.append(key)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from petgen.content import Category, Mood, did_you_mean, parse_yaml
+from petgen.content import Category, Mood, did_you_mean, parse_yaml, read_text
 from petgen.problems import Problems
 from petgen.search import words
 
@@ -25,7 +25,8 @@ def load_lexicon(content_dir: Path, categories: list[Category], moods: list[Mood
     empty: dict[str, Any] = {"translations": {}, "categories": {}, "moods": {}, "filler": {"en": [], "de": []}}
     if not path.exists():
         return empty
-    data, lines = parse_yaml(path.read_text(encoding="utf-8"), str(path), problems)
+    text = read_text(path, problems)
+    data, lines = parse_yaml(text, str(path), problems) if text is not None else (None, {})
     if data is None:
         return empty
     where = str(path)

@@ -1,4 +1,8 @@
-"""`petgen new "Title"`: a new entry file, named by the slug rule, valid from the start."""
+"""`petgen new "Title"`: a new entry file, named by the slug rule, with every field to fill in.
+
+The file parses and passes the schema from the start, but its TODO placeholders are errors
+(petgen/validate.py): `petgen check` and `petgen build` refuse it until every one is replaced.
+"""
 
 from __future__ import annotations
 

@@ -35,8 +35,21 @@ def environment() -> Environment:
 
 
 def markdown(text: str) -> str:
-    """Render editor Markdown to HTML; raw HTML in the source is omitted, not passed through."""
+    """Render editor Markdown to HTML; raw HTML in the source is omitted, not passed through, and links
+    to javascript:, vbscript:, file: and data: URLs (other than images) lose their target."""
     return cmarkgfm.github_flavored_markdown_to_html(text)
+
+
+# Inside <script> the HTML parser ends the element at `</script` and changes state at `<!--`, whatever
+# the JSON means; a line separator ends a JavaScript string in older engines. Escaped, the text holds
+# none of them and parses to the same value (these characters only ever occur inside JSON strings).
+_SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
+                                 "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def script_json(data: object) -> str:
+    """JSON for a `<script type="application/ld+json">` element: no markup can end or bend the element."""
+    return orjson.dumps(data).decode().translate(_SCRIPT_ESCAPES)
 
 
 class PageRenderer:
@@ -92,7 +105,7 @@ class PageRenderer:
             site=site, entry=entry, url=url, origin_html=markdown(entry.origin), usage_html=markdown(entry.usage),
             categories=[self.categories[c] for c in entry.categories], moods=[self.moods[m] for m in entry.moods],
             related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
-            jsonld=orjson.dumps(jsonld).decode().replace("</", "<\\/"),
+            jsonld=script_json(jsonld),
         )
         return html.encode()
 

@@ -1,8 +1,9 @@
 """Validate loaded entries against the vocabularies, each other and the content guide.
 
 Hard rules (the schema) are errors. The guide's soft rules (lengths, keyword lists, examples
-that show the name, repeated sentences, IPA characters, placeholder text) are warnings, which
-`--strict` turns into errors.
+that show the name, repeated sentences, IPA characters) are warnings, which `--strict` turns into
+errors. Placeholder text (TODO, FIXME, Lorem …, as `petgen new` writes) is always an error: a
+half-written entry must never be published.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
         problems.add(path, entry.line_of("lastReviewed"), f"lastReviewed {entry.lastReviewed} is before "
                      f"datePublished {entry.datePublished}")
 
-    # Soft rules from the content guide.
+    # Soft rules from the content guide (placeholders excepted: see the module docstring).
     _count(entry, "keywords", entry.keywords, KEYWORDS, problems, warning=True)
     if entry.keywords and not any(_ascii_words(k) for k in entry.keywords):
         problems.add(path, entry.line_of("keywords"), "keywords have no English (ASCII-only) term",
@@ -132,11 +133,16 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
                          "or one of its variants", warning=True)
     everything = "\n".join(text for _, text in _texts(entry, all_fields=True)).lower()
     if any(word in everything for word in _PLACEHOLDER_WORDS) and PLACEHOLDER.search(everything):
+        reported: set[tuple[int, str]] = set()  # a list written on one line is reported once
         for key, text in _texts(entry, all_fields=True):
             match = PLACEHOLDER.search(text)
-            if match:
-                problems.add(path, entry.line_of(key), f"placeholder text '{match.group(0)}' in "
-                             f"{key.split('[')[0]}", warning=True)
+            field, line = key.split("[")[0], entry.line_of(key)
+            if match and (line, field) not in reported:
+                reported.add((line, field))
+                word = match.group(0)
+                problems.add(path, line, f"placeholder text '{word}' in {field}",
+                             f"replace the {word} text with the entry's real content (petgen new writes "
+                             "placeholders to fill in)")
 
 
 def _ascii_words(keyword: str) -> bool:
@@ -158,8 +164,8 @@ def _texts(entry: Entry, *, all_fields: bool = False) -> Iterable[tuple[str, str
     for i, example in enumerate(entry.examples):
         yield f"examples[{i}]", example
     for i, item in enumerate(entry.faq):
-        yield f"faq[{i}]", item["question"]
-        yield f"faq[{i}]", item["answer"]
+        yield f"faq[{i}].question", item["question"]
+        yield f"faq[{i}].answer", item["answer"]
 
 
 def name_keys(entry: Entry) -> tuple[str, ...]:

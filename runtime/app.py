@@ -21,6 +21,7 @@ from starlette.routing import Route
 from petgen.content import Site
 from petgen.openapi import OPENAPI_VERSION
 from petgen.resources import encode, status_resource
+from petgen.security import RAW_SECURITY_HEADERS
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.cors import CORSMiddleware
 from runtime.dist import Dist, DistNotFound, StaticFile
@@ -33,6 +34,7 @@ from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_re
 from runtime.params import shown
 from runtime.ratelimit import RateLimitMiddleware
 from runtime.search import BadSearch, parse_search_query, search_results
+from runtime.security import SecurityHeadersMiddleware
 from runtime.settings import Settings
 from runtime.static import StaticRoutes, dynamic_file, send_file
 
@@ -291,7 +293,7 @@ class PetgenApp:
         # CORS outermost: even a 429 can be read by a browser; on /mcp, a 429 or 413 is a JSON-RPC error too.
         self.cors = CORSMiddleware(McpErrorEnvelope(self.ratelimit), allowed_origins=settings.allowed_origins,
                                    post_paths=POST_PATHS)
-        self.asgi = self.cors
+        self.asgi = SecurityHeadersMiddleware(self.cors)  # around everything: preflights and 429s included
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         """Fast lane for static GET/HEAD (the hot path): the same headers as the middleware stack adds,
@@ -304,7 +306,7 @@ class PetgenApp:
                 if self.ratelimit.enabled:
                     allowed, limits = self.ratelimit.evaluate(scope)
                     if not allowed:
-                        await self.ratelimit.reject(_with_headers(send, cors), limits)
+                        await self.ratelimit.reject(_with_headers(send, cors + RAW_SECURITY_HEADERS), limits)
                         return
                     extra = cors + limits
                 await send_file(scope, send, file, extra=extra)

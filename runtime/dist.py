@@ -13,6 +13,7 @@ from petgen.content import Site
 from petgen.dist import IMMUTABLE, MANIFEST, REVALIDATE
 from petgen.lexicon import Lexicon
 from petgen.search import SearchIndex, words
+from petgen.security import RAW_SECURITY_HEADERS
 
 Headers = list[tuple[bytes, bytes]]
 
@@ -25,7 +26,7 @@ class DistNotFound(Exception):
 class StaticFile:
     body: bytes
     etag: bytes  # quoted, as sent
-    headers: Headers  # content-type, etag, cache-control, content-length
+    headers: Headers  # content-type, etag, cache-control, content-length, the security headers
 
 
 def prepared_file(body: bytes, etag: str, content_type: str, cache_control: str,
@@ -36,7 +37,7 @@ def prepared_file(body: bytes, etag: str, content_type: str, cache_control: str,
         (b"etag", quoted),
         (b"cache-control", cache_control.encode()),
         (b"content-length", str(len(body)).encode()),
-        (b"x-content-type-options", b"nosniff"),
+        *RAW_SECURITY_HEADERS,
         *((name.lower().encode(), value.encode()) for name, value in (extra or {}).items()),
     ])
 

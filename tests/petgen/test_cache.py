@@ -98,6 +98,21 @@ def test_results_of_other_code_are_never_used(content: Path, tmp_path: Path, par
     assert {p.name for p in (tmp_path / "c").glob("entries-*")} == {"entries-0123456789abcdef"} != old
 
 
+@pytest.mark.parametrize("source", ["validate.py", "content.py", "scaffold.py"])
+def test_the_fingerprint_covers_every_petgen_source(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A change to any rule (placeholders turned from warnings into errors in validate.py, say) gives the
+    cache a new directory, so an entry checked by the old rules can never hide a new error."""
+    before = cache_module.fingerprint.__wrapped__()
+    read_bytes = Path.read_bytes
+
+    def edited(path: Path) -> bytes:
+        data = read_bytes(path)
+        return data + b"\n# edited\n" if path.name == source and path.parent.name == "petgen" else data
+
+    monkeypatch.setattr(Path, "read_bytes", edited)
+    assert cache_module.fingerprint.__wrapped__() != before
+
+
 def test_chunks_of_deleted_entries_are_removed(content: Path, tmp_path: Path) -> None:
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
     (content / "names" / "hasi.md").write_text(entry_text("Hasi", "tiere"), encoding="utf-8")

@@ -8,7 +8,6 @@ import pytest
 from click.testing import CliRunner
 
 from petgen.cli import cli
-from petgen.kb import load_knowledge_base
 from tests.conftest import entry_text
 
 
@@ -50,18 +49,37 @@ def test_build_summary_and_missing_content(runner: CliRunner, content: Path, tmp
     assert missing.output.endswith("Error: content has 1 error; nothing was written.\n")
 
 
-def test_new_scaffolds_a_valid_entry(runner: CliRunner, content: Path) -> None:
+def test_new_scaffolds_an_entry_to_fill_in(runner: CliRunner, content: Path) -> None:
     result = runner.invoke(cli, ["new", "Süße Maus", "--content", str(content)])
     assert result.exit_code == 0
     path = content / "names" / "suesse-maus.md"
     assert result.output == f"Created {path}\n"
-    kb = load_knowledge_base(content)  # valid: loads without errors …
-    assert "suesse-maus" in kb.by_slug and kb.by_slug["suesse-maus"].title == "Süße Maus"
-    assert any("placeholder text 'TODO'" in p.message for p in kb.warnings)  # … but --strict will not pass it
+    assert "title: Süße Maus\n" in path.read_text(encoding="utf-8")
     again = runner.invoke(cli, ["new", "Süße Maus", "--content", str(content)])
     assert again.exit_code == 1 and again.output == f"Error: {path} already exists.\n"
     empty = runner.invoke(cli, ["new", "!!!", "--content", str(content)])
     assert empty.output == "Error: '!!!' has no letters or digits to make a slug from.\n"
+
+
+def test_a_scaffold_fails_check_and_build_until_filled_in(runner: CliRunner, content: Path, tmp_path: Path) -> None:
+    """Placeholders are errors by default, not only with --strict: a half-written entry is never published."""
+    path = content / "names" / "suesse-maus.md"
+    assert runner.invoke(cli, ["new", "Süße Maus", "--content", str(content)]).exit_code == 0
+    for _ in range(2):  # the second run takes the entry's problems from the build cache
+        check = runner.invoke(cli, ["check", "--content", str(content)])
+        assert check.exit_code == 1
+        assert f"{path}:3: placeholder text 'TODO' in pronunciation\n    hint: replace the TODO text with the " \
+               "entry's real content (petgen new writes placeholders to fill in)\n" in check.output
+        assert f"{path}:18: placeholder text 'TODO' in faq\n" in check.output  # the answer's own line
+        assert check.output.endswith("Error: content has 14 errors; nothing was written.\n")
+    out = tmp_path / "site"
+    build = runner.invoke(cli, ["build", "--content", str(content), "--out", str(out)])
+    assert build.exit_code == 1 and f"{path}:5: placeholder text 'TODO' in meaning\n" in build.output
+    assert not out.exists() and not list(tmp_path.glob(".site-*"))  # nothing written, not even a temp dir
+    path.write_text(entry_text("Süße Maus"), encoding="utf-8")  # filled in
+    assert runner.invoke(cli, ["check", "--content", str(content)]).exit_code == 0
+    assert runner.invoke(cli, ["build", "--content", str(content), "--out", str(out)]).exit_code == 0
+    assert (out / "names" / "suesse-maus" / "index.html").exists()
 
 
 def test_serve_rejects_bad_options(runner: CliRunner, tmp_path: Path) -> None:

@@ -144,8 +144,8 @@ def test_soft_rules_are_warnings_and_strict_makes_them_errors(content: Path) -> 
     assert len(found) == 3
 
 
-def test_lengths_placeholders_and_repeated_sentences_warn(content: Path) -> None:
-    text = entry_text("Hasi").replace("benutzen vor allem Paare", "TODO benutzen vor allem Paare")
+def test_lengths_and_repeated_sentences_warn(content: Path) -> None:
+    text = entry_text("Hasi")
     text = text.split("## Herkunft")[0] + "## Herkunft\n\nZu kurz.\n\n## Verwendung\n\n" + \
         text.split("## Verwendung\n\n")[1] + "\nIm Beruf sollte man den Namen lieber nicht verwenden.\n"
     other = (content / "names" / "apfel.md")
@@ -153,7 +153,6 @@ def test_lengths_placeholders_and_repeated_sentences_warn(content: Path) -> None
     (content / "names" / "hasi.md").write_text(text, encoding="utf-8")
     messages = [p.message for p in load_knowledge_base(content).warnings]
     assert "'## Herkunft' has 2 words; 60–180 expected" in messages
-    assert "placeholder text 'TODO' in usage" in messages
     assert any(m.startswith(f"sentence also used in {content}/names/apfel.md") for m in messages)
 
 
@@ -195,8 +194,37 @@ def test_a_broken_entry_does_not_cascade_into_its_relatives(content: Path) -> No
     assert any("hasi.md:7: unknown key 'catgories'" in f for f in found)
 
 
-def test_placeholders_in_every_field(content: Path) -> None:
+def test_placeholders_in_every_field_are_errors(content: Path) -> None:
     text = replace_line(entry_text("Hasi"), 3, "pronunciation: TODO")
-    (content / "names" / "hasi.md").write_text(text, encoding="utf-8")
-    messages = [p.format() for p in load_knowledge_base(content).warnings]
-    assert any("hasi.md:3: warning: placeholder text 'TODO' in pronunciation" in m for m in messages)
+    text = replace_line(text, 9, "keywords: [süß, TBD, fixme, sweetheart]")
+    text = replace_line(text, 19, "    answer: Lorem ipsum dolor sit amet.")
+    text = text.replace("benutzen vor allem Paare", "XXX benutzen vor allem Paare")
+    hint = "\n    hint: replace the {} text with the entry's real content (petgen new writes placeholders to fill in)"
+    path = content / "names" / "hasi.md"
+    assert [f for f in problems_for(content, "hasi", text) if "placeholder" in f] == [
+        f"{path}:3: placeholder text 'TODO' in pronunciation" + hint.format("TODO"),
+        f"{path}:9: placeholder text 'TBD' in keywords" + hint.format("TBD"),  # once for the line
+        f"{path}:19: placeholder text 'Lorem ipsum' in faq" + hint.format("Lorem ipsum"),
+        f"{path}:32: placeholder text 'XXX' in usage" + hint.format("XXX"),  # its section
+    ]
+
+
+@pytest.mark.parametrize("name", ["lexicon.yml", "bots.yml", "site.yml"])
+def test_a_config_file_that_is_not_utf8_is_an_error(content: Path, name: str) -> None:
+    (content / name).write_bytes(b"bots: []\nfiller: \xff\xfe\n")
+    with pytest.raises(ContentError) as info:
+        load_knowledge_base(content)
+    assert f"{content / name}:1: not valid UTF-8 (invalid start byte)\n    hint: save the file as UTF-8" in \
+        [p.format() for p in info.value.problems]
+
+
+def test_an_entry_that_cannot_be_read_is_an_error(content: Path) -> None:
+    (content / "names" / "ordner.md").mkdir()
+    (content / "names" / "weg.md").symlink_to(content / "nowhere")
+    with pytest.raises(ContentError) as info:
+        load_knowledge_base(content)
+    hint = "\n    hint: every names/*.md must be a readable text file"
+    assert [p.format() for p in info.value.problems] == [
+        f"{content}/names/ordner.md:1: cannot be read (Is a directory){hint}",
+        f"{content}/names/weg.md:1: cannot be read (No such file or directory){hint}",
+    ]

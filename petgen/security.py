@@ -1,0 +1,28 @@
+"""The security headers of every response, in one place: the build writes them into `_headers` and
+every static route of the manifest, the runtime adds them to whatever it computes (runtime/security.py).
+
+One set for every response, HTML or not: the policy allows nothing a page does not use, so it is
+as strict on the index as on a JSON document (where browsers ignore it), and the CDN can send it
+with one `/*` rule, also on its own 404 page. See docs/security.md for each choice.
+"""
+
+from __future__ import annotations
+
+# No script at all: the pages are server-rendered and need none. The JSON-LD block of an entry page
+# (`<script type="application/ld+json">`) is a data block, which browsers never execute and which
+# CSP therefore does not govern (HTML, "prepare the script element": a script whose type is not
+# JavaScript is left alone before the CSP check); it needs no hash. Styles and images only from
+# the site itself (images also as data: URLs), no <base>, forms only to the site, no framing.
+CONTENT_SECURITY_POLICY = ("default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
+                           "form-action 'self'; frame-ancestors 'none'")
+
+SECURITY_HEADERS: dict[str, str] = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+    "X-Frame-Options": "DENY",  # frame-ancestors for browsers that predate CSP 2
+}
+
+# As ASGI sends them: lowercase names, bytes.
+RAW_SECURITY_HEADERS: list[tuple[bytes, bytes]] = [(name.lower().encode(), value.encode())
+                                                   for name, value in SECURITY_HEADERS.items()]
