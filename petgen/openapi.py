@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from petgen.apierrors import ERROR_CODES
 from petgen.kb import KnowledgeBase
 from petgen.resources import category_resource, license_of, name_resource, name_summary
 from petgen.schemas import DEFS
 
 OPENAPI_VERSION = "1.0.0"
+ERROR_BY_STATUS = {e.status: e for e in ERROR_CODES}
 
 RATE_HEADERS = {
     "X-RateLimit-Limit": ("Requests allowed per rolling minute for this client IP.", {"type": "integer"}),
     "X-RateLimit-Remaining": ("Requests left in the current window.", {"type": "integer"}),
-    "X-RateLimit-Reset": ("Unix time (seconds) when the next request slot frees up.", {"type": "integer"}),
+    "X-RateLimit-Reset": ("Seconds until the window resets (0..60).", {"type": "integer", "minimum": 0}),
     "RateLimit-Policy": ('IETF rate-limit policy, e.g. `"per-ip";q=60;w=60`.', {"type": "string"}),
     "RateLimit": ('IETF rate-limit state, e.g. `"per-ip";r=59;t=60`.', {"type": "string"}),
 }
+RETRY_AFTER = {"Retry-After": ("Seconds to wait before the next request.", {"type": "integer", "minimum": 0})}
 CACHE_HEADERS = {
     "ETag": ("Strong validator: the content hash of the body.", {"type": "string"}),
     "Cache-Control": ("`public, max-age=60, must-revalidate` on clean URLs.", {"type": "string"}),
@@ -28,7 +31,13 @@ def _schema_ref(name: str) -> dict[str, str]:
 
 
 def _components_schemas(site_id: str) -> dict[str, Any]:
-    """The JSON Schemas with their `$defs` references rewritten to OpenAPI components."""
+    """The JSON Schemas with their `$defs` references rewritten to OpenAPI components.
+
+    Shapes a code generator turns into classes are named components referenced with `$ref`, never
+    inline `oneOf` members with a `title`: generators name classes after titles and collide (two
+    nested `query` objects both became `NLWeb054Query` in openapi-python-client). Nullable values
+    are `anyOf` with `{"type": "null"}`, never `type: [X, "null"]`, which many generators skip.
+    """
     def rewrite(node: Any) -> Any:
         if isinstance(node, dict):
             return {k: (v.replace("#/$defs/", "#/components/schemas/") if k == "$ref" else rewrite(v))
@@ -37,46 +46,66 @@ def _components_schemas(site_id: str) -> dict[str, Any]:
             return [rewrite(v) for v in node]
         return node
 
-    schemas = rewrite(DEFS)
-    schemas["AskRequest"] = {
-        "description": "A question: the flat shape, or the NLWeb 0.54 nested shape.",
-        "oneOf": [
-            {"type": "object", "title": "Flat", "required": ["query"], "properties": {
-                "query": {"type": "string", "minLength": 2, "maxLength": 500, "pattern": r"\S.*\S"},
-                "site": {"const": site_id, "description": "This service's site identifier (optional)."},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
-                "streaming": {"type": "boolean"}}},
-            {"type": "object", "title": "NLWeb 0.54", "required": ["query"], "properties": {
-                "query": {"type": "object", "required": ["text"], "properties": {
-                    "text": {"type": "string", "minLength": 2, "maxLength": 500, "pattern": r"\S.*\S"},
-                    "site": {"const": site_id}}},
-                "prefer": {"type": "object", "properties": {"streaming": {"type": "boolean"}}},
-                "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
-                "meta": {"type": "object"}}},
-        ],
+    return {**rewrite(DEFS), **_ask_schemas(site_id), **_json_rpc_schemas()}
+
+
+def _ask_schemas(site_id: str) -> dict[str, Any]:
+    """`POST /ask` bodies: the flat shape or the NLWeb 0.54 nested shape (only `query` is required)."""
+    question = {"type": "string", "minLength": 2, "maxLength": 500, "pattern": r"\S.*\S",
+                "description": "The question, German or English."}
+    site = {"const": site_id, "description": "This service's site identifier (optional)."}
+    limit = {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "How many results."}
+    streaming = {"type": "boolean", "description": "`true` asks for Server-Sent Events."}
+    return {
+        "AskRequest": {"description": "A question: the flat shape, or the NLWeb 0.54 nested shape.",
+                       "oneOf": [_schema_ref("AskFlatRequest"), _schema_ref("AskNLWebRequest")]},
+        "AskFlatRequest": {
+            "type": "object", "description": "The flat shape: `query` is the question.", "required": ["query"],
+            "properties": {"query": question, "site": site, "limit": limit, "streaming": streaming}},
+        "AskNLWebRequest": {
+            "type": "object", "description": "The NLWeb 0.54 shape: `query.text` is the question.",
+            "required": ["query"], "properties": {
+                "query": _schema_ref("AskNLWebQuery"), "prefer": _schema_ref("AskNLWebPrefer"), "limit": limit,
+                "meta": {"type": "object", "description": "Accepted and ignored."}}},
+        "AskNLWebQuery": {"type": "object", "required": ["text"], "properties": {"text": question, "site": site}},
+        "AskNLWebPrefer": {"type": "object", "properties": {"streaming": streaming}},
     }
+
+
+def _json_rpc_schemas() -> dict[str, Any]:
+    """JSON-RPC 2.0 (MCP) messages in and responses out."""
     safe = 2 ** 53 - 1  # JSON numbers beyond this lose precision in JavaScript clients
     identifier = {"oneOf": [{"type": "string"}, {"type": "integer", "minimum": -safe, "maximum": safe}]}
-    schemas["JsonRpcMessage"] = {
-        "description": "A JSON-RPC 2.0 request or notification (MCP).",
-        "oneOf": [
-            {"type": "object", "title": "Request", "required": ["jsonrpc", "id", "method"], "properties": {
-                "jsonrpc": {"const": "2.0"}, "id": identifier, "method": {"type": "string", "description": "unknown methods get a JSON-RPC error"},
-                "params": {"type": ["object", "null"]}}},
-            {"type": "object", "title": "Notification", "required": ["jsonrpc", "method"],
-             "not": {"required": ["id"]}, "properties": {
-                "jsonrpc": {"const": "2.0"}, "method": {"type": "string", "description": "e.g. notifications/initialized"},
-                "params": {"type": ["object", "null"], "description": "ignored for notifications"}}},
-        ],
+    # JSON-RPC defines `params` as an object when present; the server also takes null, so say so
+    params = {"anyOf": [{"type": "object"}, {"type": "null"}]}
+    return {
+        "JsonRpcMessage": {"description": "A JSON-RPC 2.0 request or notification (MCP).",
+                           "oneOf": [_schema_ref("JsonRpcRequest"), _schema_ref("JsonRpcNotification")]},
+        "JsonRpcRequest": {
+            "type": "object", "description": "A request: answered with a JsonRpcResponse carrying its `id`.",
+            "required": ["jsonrpc", "id", "method"], "properties": {
+                "jsonrpc": {"const": "2.0"}, "id": identifier,
+                "method": {"type": "string", "description": "e.g. tools/list; unknown methods get a JSON-RPC error"},
+                "params": {**params, "description": "e.g. {\"name\": …, \"arguments\": {…}} for tools/call"}}},
+        "JsonRpcNotification": {
+            "type": "object", "description": "A notification (no `id`): answered with 202 and no body.",
+            "required": ["jsonrpc", "method"], "not": {"required": ["id"]}, "properties": {
+                "jsonrpc": {"const": "2.0"},
+                "method": {"type": "string", "description": "e.g. notifications/initialized"},
+                "params": {**params, "description": "ignored for notifications"}}},
+        "JsonRpcResponse": {
+            "type": "object", "required": ["jsonrpc", "id"],
+            "description": "A JSON-RPC 2.0 response: `result`, or `error` with code and message. `id` is the "
+                           "request's, or null when the request could not be read.",
+            "properties": {
+                "jsonrpc": {"const": "2.0"},
+                "id": {"anyOf": [{"type": "string"}, {"type": "integer"}, {"type": "null"}]},
+                "result": {"type": "object"}, "error": _schema_ref("JsonRpcError")}},
+        "JsonRpcError": {"type": "object", "required": ["code", "message"], "properties": {
+            "code": {"type": "integer", "description": "-32700 parse error, -32600 invalid request, -32601 "
+                                                       "unknown method, -32602 invalid params"},
+            "message": {"type": "string"}, "data": {"description": "any JSON value"}}},
     }
-    schemas["JsonRpcResponse"] = {
-        "type": "object", "description": "A JSON-RPC 2.0 response: `result`, or `error` with code and message.",
-        "required": ["jsonrpc", "id"], "properties": {
-            "jsonrpc": {"const": "2.0"}, "id": {"type": ["string", "integer", "null"]}, "result": {"type": "object"},
-            "error": {"type": "object", "required": ["code", "message"], "properties": {
-                "code": {"type": "integer"}, "message": {"type": "string"}, "data": {}}}},
-    }
-    return schemas
 
 
 def _headers(*groups: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -90,8 +119,19 @@ def _json(schema: str, example: Any = None) -> dict[str, Any]:
     return {"application/json": media}
 
 
-def _error(description: str) -> dict[str, Any]:
-    return {"description": description, "headers": _headers(RATE_HEADERS), "content": _json("Error")}
+def _error(status: int, schema: str = "Error") -> dict[str, Any]:
+    """An error response, described by its entry in the error catalogue and headed as the runtime sends it."""
+    known = ERROR_BY_STATUS[status]
+    description = f"`{known.code}`: {known.when}"
+    if schema == "JsonRpcResponse":
+        description += " Answered as a JSON-RPC error object (`id` null when the message was not read)."
+    headers = {429: _headers(RATE_HEADERS, RETRY_AFTER), 503: _headers(RETRY_AFTER)}
+    return {"description": description, "headers": headers.get(status, _headers(RATE_HEADERS)),
+            "content": _json(schema)}
+
+
+# What any operation may answer: the rate limit, a fault, and a runtime without a loaded build.
+EVERY_OPERATION = (429, 500, 503)
 
 
 def _responses(ok: dict[str, Any], *errors: int, cached: bool = True, redirect: bool = False) -> dict[str, Any]:
@@ -103,17 +143,8 @@ def _responses(ok: dict[str, Any], *errors: int, cached: bool = True, redirect: 
     if cached:
         responses["304"] = {"description": "Not modified (If-None-Match matched the ETag).",
                             "headers": _headers(RATE_HEADERS, CACHE_HEADERS)}
-    texts = {400: "Bad request: a parameter or the body is invalid (the hint says how to fix it).",
-             404: "Not found (the hint names the closest slug and /api/search).",
-             405: "Method not allowed.", 413: "Request body too large.",
-             415: "Content-Type must be application/json."}
-    for status in errors:
-        responses[str(status)] = _error(texts[status])
-    responses["429"] = {"description": "Rate limited: 60 requests per rolling minute per client IP.",
-                        "headers": {**_headers(RATE_HEADERS), "Retry-After": {
-                            "schema": {"type": "integer"}, "description": "Seconds until a request is allowed."}},
-                        "content": _json("Error")}
-    responses["500"] = _error("Internal error (logged on the server).")
+    for status in (*errors, *EVERY_OPERATION):
+        responses[str(status)] = _error(status)
     return responses
 
 
@@ -194,8 +225,12 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
             "description": "A question in German or English. JSON by default; Server-Sent Events (`start`, "
                            "`result` per item, `complete`) with `Prefer: streaming=true`, the header "
                            "`prefer.streaming: true` or `prefer.streaming` in the body.",
-            "parameters": [_param("Prefer", "header", {"type": "string"},
-                                  "`streaming=true` asks for an SSE stream.", example="streaming=true")],
+            "parameters": [
+                _param("Prefer", "header", {"type": "string"}, "`streaming=true` asks for an SSE stream.",
+                       example="streaming=true"),
+                _param("prefer.streaming", "header", {"type": "boolean"}, "`true` asks for an SSE stream.",
+                       example=True),
+            ],
             "requestBody": {"required": True, "content": {"application/json": {
                 "schema": _schema_ref("AskRequest"), "example": {"query": "Was bedeutet Spatzl?", "limit": 3}}}},
             "responses": {**_responses({"description": "The answer.", "content": {
@@ -206,7 +241,7 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
                                    "(data: a result item), then `complete` (data: result_count, elapsed_ms).",
                     "properties": {"event": {"enum": ["start", "result", "complete"]},
                                    "data": {"type": "string", "contentMediaType": "application/json"}}}}}},
-                400, 405, 413, 415, cached=False)},
+                400, 408, 413, 415, cached=False)},
         }},
         "/mcp": {"post": {
             "operationId": "mcpInvoke", "tags": ["mcp"], "summary": "Model Context Protocol (Streamable HTTP)",
@@ -224,23 +259,21 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
                     "text/event-stream": {"schema": {"type": "string", "description": "One `message` event whose "
                                                      "data is the JSON-RPC response."}}}},
                 "202": {"description": "A notification or response was accepted.", "headers": _headers(RATE_HEADERS)},
-                **{status: {"description": description, "headers": _headers(RATE_HEADERS),
-                            "content": _json("JsonRpcResponse")} for status, description in (
-                    ("400", "Not a valid JSON-RPC message (-32700, -32600, -32602) or protocol version."),
-                    ("403", "The operator restricted origins and the Origin header is not one of them."),
-                    ("406", "The Accept header allows neither application/json nor text/event-stream."),
-                    ("413", "Request body too large."),
-                    ("415", "The Content-Type is not application/json."),
-                    ("421", "The Host header is not this server's (DNS rebinding protection)."),
-                    ("500", "Internal error (-32603, logged on the server)."))},
-                "429": {**_responses({})["429"], "description": "Rate limited (JSON-RPC code -32010).",
-                        "content": _json("JsonRpcResponse")},
+                "400": {**_error(400, "JsonRpcResponse"),
+                        "description": "Not a valid JSON-RPC message (-32700, -32600, -32602) or protocol version: a "
+                                       "JSON-RPC error."},
+                # every refusal is a JSON-RPC error, those of the layers around the endpoint included (429: -32010)
+                **{str(status): _error(status, "JsonRpcResponse")
+                   for status in (403, 406, 408, 413, 415, 421, *EVERY_OPERATION)},
             },
         }},
         "/api/status": {"get": {
             "operationId": "getStatus", "tags": ["status"], "summary": "Service status",
-            "responses": _responses({"description": "What the runtime has loaded; timestamp is now.",
-                                     "content": _json("Status")}, cached=False),
+            "responses": {**_responses({"description": "What the runtime has loaded; timestamp is now.",
+                                        "content": _json("Status")}, cached=False),
+                          "503": {**_error(503, "Status"),
+                                  "description": "`service_unavailable`: the service is `down` (no build is "
+                                                 "loaded); the body is the Status resource all the same."}},
         }},
     }
     return {
@@ -257,6 +290,6 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
         "components": {
             "schemas": _components_schemas(site.site),
             "headers": {name: {"description": text, "schema": schema}
-                        for name, (text, schema) in {**RATE_HEADERS, **CACHE_HEADERS}.items()},
+                        for name, (text, schema) in {**RATE_HEADERS, **RETRY_AFTER, **CACHE_HEADERS}.items()},
         },
     }

@@ -24,9 +24,21 @@ LICENSE = {
 
 
 def _object(properties: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required or list(properties),
-            "additionalProperties": False, **extra}
+    """An object schema; `required` lists what clients may rely on (default: every property).
 
+    Resources name their `required` fields deliberately: what the contract promises (its Required
+    column, or every field of a table without one) plus `license`, which the contract says every
+    entry and response carries. Fields beyond that are documented and sent today, but optional, so
+    the service may drop them without breaking a generated client. Tests check the build still
+    sends every property (tests/petgen/test_openapi.py).
+    """
+    return {"type": "object", "properties": properties,
+            "required": list(properties) if required is None else required, "additionalProperties": False,
+            **extra}
+
+
+# The contract's Category table (CategorySummary is a Category without its names)
+CATEGORY_REQUIRED = ["slug", "title", "description", "emoji", "moods", "url"]
 
 DEFS: dict[str, dict[str, Any]] = {
     "FaqItem": _object({"question": TEXT, "answer": TEXT}),
@@ -47,11 +59,11 @@ DEFS: dict[str, dict[str, Any]] = {
         "datePublished": DATE, "lastReviewed": DATE,
         "url": {**URL, "description": "the entry's human page"},
         **LICENSE,
-    }),
+    }, ["slug", "title", "meaning", "license"]),
     "NameSummary": _object({
         "slug": SLUG, "title": TEXT, "meaning": TEXT,
         "categories": {"type": "array", "items": SLUG}, "moods": {"type": "array", "items": SLUG}, "url": URL,
-    }),
+    }, ["slug", "title", "meaning", "categories", "url"]),
     "NameList": _object({
         "items": {"type": "array", "items": {"$ref": "#/$defs/NameSummary"}, "maxItems": 200},
         "total": {"type": "integer", "minimum": 0},
@@ -59,19 +71,19 @@ DEFS: dict[str, dict[str, Any]] = {
         "offset": {"type": "integer", "minimum": 0},
         "nextUrl": {"oneOf": [URL, {"type": "null"}], "description": "absolute URL of the next page, or null"},
         **LICENSE,
-    }),
+    }, ["items", "total", "limit", "offset", "nextUrl", "license"]),
     "CategorySummary": _object({
         "slug": SLUG, "title": TEXT, "emoji": TEXT, "description": TEXT,
         "moods": {"type": "array", "items": SLUG, "description": "moods typical of this category"},
         "count": {"type": "integer", "minimum": 0}, "url": URL,
-    }),
+    }, CATEGORY_REQUIRED),
     "Mood": _object({"slug": SLUG, "title": TEXT, "description": TEXT}),
     "CategoryList": _object({
         "items": {"type": "array", "items": {"$ref": "#/$defs/CategorySummary"}},
         "total": {"type": "integer", "minimum": 0},
         "moods": {"type": "array", "items": {"$ref": "#/$defs/Mood"}},
         **LICENSE,
-    }),
+    }, ["items", "total", "license"]),
     "Status": _object({
         "status": {"enum": ["ok", "degraded", "down"],
                    "description": "ok; degraded: serving, but a check in `checks` fails; down: nothing to serve (503)"},
@@ -85,7 +97,7 @@ DEFS: dict[str, dict[str, Any]] = {
         "checks": {"type": "object", "description": "each check of the runtime: `ok`, or `fail` with a detail",
                    "additionalProperties": {"$ref": "#/$defs/Check"}},
         **LICENSE,
-    }),
+    }, ["status", "timestamp", "version", "names", "categories", "license"]),
     "Check": _object({"status": {"enum": ["ok", "fail"]}, "detail": TEXT}, ["status"]),
     "Error": _object({
         "error": _object({
@@ -105,15 +117,15 @@ DEFS["SearchResults"] = _object({
     "total": {"type": "integer", "minimum": 0, "description": "all matches, not just this page"},
     "limit": {"type": "integer", "minimum": 1, "maximum": 50},
     **LICENSE,
-})
+}, ["query", "items", "total", "license"])
 DEFS["AskMeta"] = _object({
     "response_type": {"const": "Answer"}, "version": TEXT, "site": SLUG, "query": TEXT,
     "result_count": {"type": "integer", "minimum": 0}, **LICENSE,
-})
+}, ["response_type", "version", "site", "query", "result_count", "license"])
 DEFS["AskResult"] = _object({
     "@type": {"const": "DefinedTerm"}, "name": TEXT, "url": URL, "description": TEXT,
     "score": {"type": "number", "minimum": 0}, "citation": TEXT, "slug": SLUG,
-})
+}, ["@type", "name", "url", "description", "score", "citation"])
 DEFS["AskResponse"] = _object({
     "_meta": {"$ref": "#/$defs/AskMeta"},
     "result": {"type": "array", "items": {"$ref": "#/$defs/AskResult"}, "maxItems": 20},
@@ -122,6 +134,7 @@ DEFS["Category"] = _object(
     {**DEFS["CategorySummary"]["properties"],
      "names": {"type": "array", "items": {"$ref": "#/$defs/NameSummary"}},
      **LICENSE},
+    [*CATEGORY_REQUIRED, "names", "license"],
 )
 
 

@@ -77,12 +77,20 @@ def _truthy(value: Any) -> bool:
 
 
 def wants_streaming(headers: dict[str, str]) -> bool:
-    """`Prefer: streaming=true` (among other preferences) or the header `prefer.streaming: true`."""
+    """`Prefer: streaming=true` (among other preferences) or the header `prefer.streaming: true`.
+
+    `prefer.streaming` is a boolean header parameter in the OpenAPI document, so it is `true` or
+    `false` (as generated clients send it) and anything else is refused, not read as false.
+    """
+    flag = headers.get("prefer.streaming")
+    if flag is not None and flag.strip() not in ("true", "false"):
+        raise BadAsk(f"The header 'prefer.streaming' must be true or false, not {json.dumps(flag[:40])}.",
+                     "send the header 'prefer.streaming: true', or leave it out")
     for preference in headers.get("prefer", "").split(","):
         name, _, value = preference.strip().partition("=")
         if name.strip().lower() == "streaming" and _truthy(value.strip().strip('"')):
             return True
-    return _truthy(headers.get("prefer.streaming", ""))
+    return flag is not None and flag.strip() == "true"
 
 
 def parse_ask_request(body: bytes, headers: dict[str, str], site: str) -> AskRequest:
@@ -111,7 +119,7 @@ def parse_ask_request(body: bytes, headers: dict[str, str], site: str) -> AskReq
     for where, flags in (("streaming", data), ("prefer.streaming", prefer)):
         if "streaming" in flags and not isinstance(flags["streaming"], bool):
             raise BadAsk(f"'{where}' must be true or false.", f'send "{where.split(".")[-1]}": true')
-    streaming = prefer.get("streaming") is True or data.get("streaming") is True or wants_streaming(headers)
+    streaming = wants_streaming(headers) or prefer.get("streaming") is True or data.get("streaming") is True
     if query is not None and not isinstance(query, str):
         raise BadAsk(f"'query' must be text, not {type(query).__name__}.", 'send {"query": "Was bedeutet Spatzl?"}')
     if not isinstance(query, str):

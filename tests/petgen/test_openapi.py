@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from openapi_spec_validator import validate
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from petgen.apierrors import ERROR_CODES
 from runtime.app import create_app
 from runtime.settings import Settings
 
@@ -78,11 +80,106 @@ def test_every_precomputed_file_validates_against_its_operation(document: dict[s
         if template is None:
             continue
         media = document["paths"][template]["get"]["responses"]["200"]["content"]["application/json"]
-        validator = Draft202012Validator({**media["schema"], "components": document["components"]})
-        errors = list(validator.iter_errors(orjson.loads((dist / info["file"]).read_bytes())))
-        assert errors == [], (route, errors[0].message)
+        body = orjson.loads((dist / info["file"]).read_bytes())
+        for components in (document["components"], every_property_required(document["components"])):
+            errors = list(Draft202012Validator({**media["schema"], "components": components}).iter_errors(body))
+            assert errors == [], (route, errors[0].message)
         checked += 1
     assert checked > 20
+
+
+def every_property_required(node: Any) -> Any:
+    """The schemas as the build fills them: `required` promises less, the build still sends everything."""
+    if isinstance(node, dict):
+        tightened = {k: every_property_required(v) for k, v in node.items()}
+        if isinstance(node.get("properties"), dict):
+            tightened["required"] = list(node["properties"])
+        return tightened
+    return [every_property_required(v) for v in node] if isinstance(node, list) else node
+
+
+def schemas_in(node: Any) -> Iterator[dict[str, Any]]:
+    if isinstance(node, dict):
+        yield node
+        for value in node.values():
+            yield from schemas_in(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from schemas_in(value)
+
+
+def test_nothing_a_code_generator_skips(document: dict[str, Any]) -> None:
+    """openapi-python-client dropped `type: [X, "null"]` members and collided on `title`s of inline
+    oneOf members (tests/test_generated_client.py generates a whole client)."""
+    nodes = list(schemas_in(document))
+    assert [n["type"] for n in nodes if isinstance(n.get("type"), list)] == []
+    assert [n["title"] for n in schemas_in(document["components"]) if isinstance(n.get("title"), str)] == []
+    for node in nodes:
+        for member in node.get("oneOf", []) + node.get("anyOf", []):
+            assert "properties" not in member and "title" not in member, member  # shapes are named components
+
+
+# The contract's promises (its Required column, or every field of a table without one), and `license`,
+# which the contract says every entry and response carries. Everything else is optional.
+CONTRACT_REQUIRED = {
+    "Name": ["slug", "title", "meaning", "license"],
+    "NameSummary": ["slug", "title", "meaning", "categories", "url"],
+    "NameList": ["items", "total", "limit", "offset", "nextUrl", "license"],
+    "CategorySummary": ["slug", "title", "description", "emoji", "moods", "url"],
+    "Category": ["slug", "title", "description", "emoji", "moods", "url", "names", "license"],
+    "CategoryList": ["items", "total", "license"],
+    "SearchHit": ["slug", "title", "meaning", "url", "score"],
+    "SearchResults": ["query", "items", "total", "license"],
+    "AskMeta": ["response_type", "version", "site", "query", "result_count", "license"],
+    "AskResult": ["@type", "name", "url", "description", "score", "citation"],
+    "AskResponse": ["_meta", "result"],
+    "Status": ["status", "timestamp", "version", "names", "categories", "license"],
+    "Error": ["error"],
+    "AskFlatRequest": ["query"], "AskNLWebRequest": ["query"], "AskNLWebQuery": ["text"],
+    "JsonRpcRequest": ["jsonrpc", "id", "method"], "JsonRpcNotification": ["jsonrpc", "method"],
+    "JsonRpcResponse": ["jsonrpc", "id"], "JsonRpcError": ["code", "message"],
+}
+
+
+def test_required_is_what_the_contract_promises(document: dict[str, Any]) -> None:
+    schemas = document["components"]["schemas"]
+    assert {name: sorted(schemas[name]["required"]) for name in CONTRACT_REQUIRED} == \
+        {name: sorted(fields) for name, fields in CONTRACT_REQUIRED.items()}
+    assert schemas["Error"]["properties"]["error"]["required"] == ["code", "message"]
+
+
+def test_every_error_status_is_in_the_catalogue(document: dict[str, Any]) -> None:
+    statuses = {e.status: e.code for e in ERROR_CODES}
+    for template, item in document["paths"].items():
+        for operation in item.values():
+            responses = operation["responses"]
+            assert {"429", "500", "503"} <= set(responses), template  # rate limit, fault, down: anywhere
+            for status, response in responses.items():
+                if int(status) >= 400:
+                    assert int(status) in statuses, (template, status)
+                    assert statuses[int(status)] in response["description"] or "JSON-RPC" in response["description"]
+    refusals = document["paths"]["/mcp"]["post"]["responses"]
+    for status in ("403", "406", "415", "421"):  # the MCP transport's refusals are JSON-RPC errors
+        assert refusals[status]["content"] == {"application/json": {
+            "schema": {"$ref": "#/components/schemas/JsonRpcResponse"}}}
+
+
+def test_a_down_runtime_answers_every_operation_as_documented(document: dict[str, Any], tmp_path: Path) -> None:
+    """Without a build the runtime answers 503 everywhere (Status on /api/status, else the error envelope)."""
+    client = TestClient(create_app(Settings(dist=tmp_path / "not-built", rate_limit=0)), base_url="http://testserver",
+                        raise_server_exceptions=False)
+    with client:
+        for template, item in document["paths"].items():
+            for method, operation in item.items():
+                path = template.replace("{slug}", "baerchen")
+                body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("example")
+                response = client.request(method.upper(), path, json=body,
+                                          params={"q": "maus"} if template == "/api/search" else None)
+                assert response.status_code == 503, (template, response.status_code)
+                media = operation["responses"]["503"]["content"]["application/json"]
+                validator = Draft202012Validator({**media["schema"], "components": document["components"]})
+                assert list(validator.iter_errors(response.json())) == [], (template, response.text)
+                assert response.headers["retry-after"].isdigit()
 
 
 def test_examples_are_real_entries_and_valid(document: dict[str, Any]) -> None:
@@ -103,8 +200,12 @@ def test_parameters_bounds_and_headers(document: dict[str, Any]) -> None:
     assert {"200", "304", "400", "429", "500"} <= set(responses)
     assert "X-RateLimit-Remaining" in responses["200"]["headers"] and "Retry-After" in responses["429"]["headers"]
     ask = document["paths"]["/ask"]["post"]
-    assert ask["parameters"][0]["name"] == "Prefer"
+    headers = {p["name"]: p for p in ask["parameters"] if p["in"] == "header"}
+    assert headers["Prefer"]["schema"] == {"type": "string"} and not headers["Prefer"]["required"]
+    assert headers["prefer.streaming"]["schema"] == {"type": "boolean"} and not headers["prefer.streaming"]["required"]
     assert "text/event-stream" in ask["responses"]["200"]["content"]
+    reset = document["components"]["headers"]["X-RateLimit-Reset"]
+    assert reset["description"] == "Seconds until the window resets (0..60)." and reset["schema"]["minimum"] == 0
 
 
 def test_docs_page_is_rendered_from_the_document(client: TestClient, document: dict[str, Any]) -> None:

@@ -140,6 +140,16 @@ def test_bad_requests(kb: TestClient, body: object, status: int, message: str) -
         assert "kosenamen" in response.json()["error"]["hint"]
 
 
+@pytest.mark.parametrize("flag", ["yes", "1", "{}", "True", ""])
+def test_the_boolean_streaming_header_takes_only_true_or_false(kb: TestClient, flag: str) -> None:
+    """The OpenAPI document lists `prefer.streaming` as a boolean header: other values are refused."""
+    response = kb.post("/ask", json={"query": "Maus", "streaming": True}, headers={"prefer.streaming": flag})
+    assert response.status_code == 400
+    assert response.json()["error"]["message"].startswith("The header 'prefer.streaming' must be true or false")
+    plain = kb.post("/ask", json={"query": "Maus"}, headers={"prefer.streaming": "false"})
+    assert plain.status_code == 200 and plain.headers["content-type"].startswith("application/json")
+
+
 def test_bad_json_and_content_type(kb: TestClient) -> None:
     response = kb.post("/ask", content=b"{nope", headers={"content-type": "application/json"})
     assert response.status_code == 400 and response.json()["error"]["message"].startswith("The body is not valid JSON")
