@@ -111,6 +111,9 @@ def _server_options(f):  # type: ignore[no-untyped-def]
         click.option("--allow-origin", "allowed_origins", multiple=True, envvar="PETGEN_ALLOWED_ORIGINS",
                      help="Only this origin (scheme://host[:port]) may call from a browser; repeatable. Default: any "
                      "origin (CORS *). [env: PETGEN_ALLOWED_ORIGINS, comma-separated]"),
+        click.option("--redis-url", envvar="PETGEN_REDIS_URL",
+                     help="Redis shared by several runtime replicas (rate limits, bot nonces, webhooks), e.g. "
+                     "redis://127.0.0.1:6379/0. Default: none, each process keeps its own. [env: PETGEN_REDIS_URL]"),
         click.option("--server", type=click.Choice(["uvicorn", "granian"]), default="uvicorn", show_default=True,
                      help="ASGI server: uvicorn, or granian (faster; see docs/benchmarks.md)."),
     ]
@@ -120,8 +123,9 @@ def _server_options(f):  # type: ignore[no-untyped-def]
 
 
 def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[no-untyped-def]
-              trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...] = (), content_dir: Path | None = None):
-    from runtime.settings import Settings, parse_networks, parse_origins
+              trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...] = (), content_dir: Path | None = None,
+              redis_url: str | None = None):
+    from runtime.settings import Settings, parse_networks, parse_origins, parse_redis_url
 
     try:
         networks = parse_networks(list(trusted_proxies))
@@ -131,9 +135,13 @@ def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[
         origins = parse_origins(list(allowed_origins))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--allow-origin") from None
+    try:
+        redis = parse_redis_url(redis_url)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--redis-url") from None
     content = content_dir if content_dir is not None and content_dir.is_dir() else None  # /api/status compares
     return Settings(dist=dist_dir, content=content, state_dir=state_dir, rate_limit=rate_limit,
-                    trusted_proxies=networks, allowed_origins=origins)
+                    trusted_proxies=networks, allowed_origins=origins, redis_url=redis)
 
 
 def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: Path | None = None) -> None:
@@ -172,7 +180,7 @@ def _run(app, host: str, port: int, server: str, settings) -> None:  # type: ign
                "PETGEN_RATE_LIMIT": str(settings.rate_limit),
                "PETGEN_TRUSTED_PROXIES": ",".join(str(n) for n in settings.trusted_proxies),
                "PETGEN_ALLOWED_ORIGINS": ",".join(settings.allowed_origins),
-               "PETGEN_CONTENT": str(settings.content or "")}
+               "PETGEN_CONTENT": str(settings.content or ""), "PETGEN_REDIS_URL": settings.redis_url or ""}
         os.environ.update(env)
         Server("runtime.app:create_app", address=host, port=port, interface=Interfaces.ASGI, factory=True,
                log_access=False).serve()
@@ -193,11 +201,13 @@ def uvicorn_options(host: str, port: int) -> dict[str, object]:
 @cli.command()
 @_server_options
 def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str | None, state_dir: Path,
-          rate_limit: int, trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...], server: str) -> None:
+          rate_limit: int, trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...], redis_url: str | None,
+          server: str) -> None:
     """Serve the API and pages (building first when dist is missing or stale)."""
     from runtime.app import create_app
 
-    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir)  # bad options: no build
+    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
+                         redis_url)  # no build
     _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}", state_dir / "cache")
     _run(create_app(settings) if server == "uvicorn" else None, host, port, server, settings)
 
@@ -205,7 +215,8 @@ def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str
 @cli.command()
 @_server_options
 def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str | None, state_dir: Path,
-        rate_limit: int, trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...], server: str) -> None:
+        rate_limit: int, trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...], redis_url: str | None,
+        server: str) -> None:
     """Build, serve, and rebuild on every content change; the server reloads the new dist in place."""
     from watchfiles import watch
 
@@ -213,7 +224,8 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
     from runtime.app import create_app
 
     url = base_url or f"http://{host}:{port}"
-    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir)  # bad options: no build
+    settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
+                         redis_url)  # no build
     _ensure_built(content_dir, dist_dir, url, state_dir / "cache")
     app = create_app(settings)
     stop = threading.Event()

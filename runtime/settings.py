@@ -49,6 +49,21 @@ def parse_origins(values: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return tuple(origins)
 
 
+def parse_redis_url(value: str | None) -> str | None:
+    """`redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS) or `unix:///path`; empty: none."""
+    if not value or not value.strip():
+        return None
+    value = value.strip()
+    parts = urlsplit(value)
+    if parts.scheme not in ("redis", "rediss", "unix") or not (parts.hostname or parts.path):
+        raise ValueError(f"'{value}' is not a Redis URL (e.g. redis://127.0.0.1:6379/0)")
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        raise ValueError(f"'{value}' has an invalid port") from None
+    return value
+
+
 @dataclass(frozen=True)
 class Settings:
     dist: Path = Path("dist")
@@ -59,11 +74,12 @@ class Settings:
     trusted_proxies: tuple[Network, ...] = field(default_factory=tuple)
     max_body: int = 64 * 1024  # bytes
     allowed_origins: tuple[str, ...] = ()  # origins a browser may call from; empty: any (CORS `*`)
+    redis_url: str | None = None  # the shared store of several replicas (rate limits, bot nonces, webhooks)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES,
-        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS."""
+        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL."""
         env = os.environ if environ is None else environ
         defaults = cls()
         return cls(
@@ -74,6 +90,7 @@ class Settings:
             trusted_proxies=parse_networks(env.get("PETGEN_TRUSTED_PROXIES", "")),
             max_body=_int(env, "PETGEN_MAX_BODY", defaults.max_body),
             allowed_origins=parse_origins(env.get("PETGEN_ALLOWED_ORIGINS", "")),
+            redis_url=parse_redis_url(env.get("PETGEN_REDIS_URL", "")),
         )
 
 
