@@ -11,7 +11,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -20,7 +20,8 @@ from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.cors import CORS_HEADERS, CORSMiddleware
 from runtime.dist import Dist, StaticFile
 from runtime.errors import error_response, use_license
-from runtime.guard import BodyTooLarge, GuardMiddleware
+from runtime.guard import BodyTooLarge, GuardMiddleware, client_gone
+from runtime.logs import ensure_logging, root_logger_kept
 from runtime.mcp import build_mcp, mcp_routes
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
 from runtime.ratelimit import RateLimitMiddleware
@@ -192,7 +193,8 @@ def build_starlette(runtime: Runtime) -> Starlette:
             yield
 
     return Starlette(routes=routes, lifespan=lifespan,
-                     exception_handlers={HTTPException: http_error, Exception: server_error})
+                     exception_handlers={HTTPException: http_error, Exception: server_error,
+                                         ClientDisconnect: client_gone})
 
 
 class PetgenApp:
@@ -201,10 +203,11 @@ class PetgenApp:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.runtime = Runtime(settings)
-        self.starlette = build_starlette(self.runtime)
+        with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/logs.py)
+            self.starlette = build_starlette(self.runtime)
         inner: Callable[..., Any] = StaticRoutes(self.starlette, dist=lambda: self.runtime.dist,
                                                  dynamic_paths=DYNAMIC_PATHS)
-        inner = GuardMiddleware(inner, max_body=settings.max_body)
+        inner = GuardMiddleware(inner, max_body=settings.max_body, body_timeout=settings.body_timeout)
         self.ratelimit = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
                                              trusted_proxies=settings.trusted_proxies)
         self.asgi = CORSMiddleware(self.ratelimit)  # outermost: even a 429 can be read by a browser
@@ -237,5 +240,9 @@ def _with_headers(send: Callable[..., Any], headers: list[tuple[bytes, bytes]]) 
 
 
 def create_app(settings: Settings | None = None) -> PetgenApp:
-    """Build the app; without settings, read them from PETGEN_* environment variables."""
-    return PetgenApp(settings or Settings.from_env())
+    """Build the app; without settings (a bare ASGI server's factory), read them from PETGEN_* environment
+    variables and set up logging unless the server did."""
+    if settings is None:
+        settings = Settings.from_env()
+        ensure_logging(settings.log_level)
+    return PetgenApp(settings)

@@ -19,10 +19,12 @@ CODES = {
     400: "bad_request",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     413: "payload_too_large",
     415: "unsupported_media_type",
     429: "rate_limited",
     500: "internal_error",
+    503: "service_unavailable",
 }
 
 
