@@ -31,6 +31,13 @@ class Settings:
     rate_window: int = 60  # seconds
     trusted_proxies: tuple[Network, ...] = field(default_factory=tuple)
     max_body: int = 64 * 1024  # bytes
+    # Slow and idle clients, and logging (docs/operations.md; env: PETGEN_HEADER_TIMEOUT, PETGEN_BODY_TIMEOUT,
+    # PETGEN_KEEPALIVE_TIMEOUT, PETGEN_MAX_CONNECTIONS, PETGEN_LOG_LEVEL). Timeouts in seconds; connections per process.
+    header_timeout: float = 10.0  # from connect (or a keep-alive request's first byte) to the end of the headers
+    body_timeout: float = 10.0  # from the end of the headers to the end of the body
+    keepalive_timeout: float = 5.0  # an idle keep-alive connection is closed after this
+    max_connections: int = 1000  # more get a fast 503; 0 turns the cap off
+    log_level: str = "info"
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -43,6 +50,11 @@ class Settings:
             rate_limit=_int(env, "PETGEN_RATE_LIMIT", defaults.rate_limit),
             trusted_proxies=parse_networks(env.get("PETGEN_TRUSTED_PROXIES", "")),
             max_body=_int(env, "PETGEN_MAX_BODY", defaults.max_body),
+            header_timeout=_seconds(env, "PETGEN_HEADER_TIMEOUT", defaults.header_timeout),
+            body_timeout=_seconds(env, "PETGEN_BODY_TIMEOUT", defaults.body_timeout),
+            keepalive_timeout=_seconds(env, "PETGEN_KEEPALIVE_TIMEOUT", defaults.keepalive_timeout),
+            max_connections=_int(env, "PETGEN_MAX_CONNECTIONS", defaults.max_connections),
+            log_level=env.get("PETGEN_LOG_LEVEL", defaults.log_level),
         )
 
 
@@ -56,4 +68,17 @@ def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int
         raise ValueError(f"{name} must be a whole number, not '{raw}'") from None
     if value < 0:
         raise ValueError(f"{name} must not be negative")
+    return value
+
+
+def _seconds(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, not '{raw}'") from None
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be more than 0 seconds")
     return value

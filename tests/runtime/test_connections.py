@@ -1,0 +1,151 @@
+"""Slow, idle and too many clients, against a real uvicorn server with raw sockets."""
+
+from __future__ import annotations
+
+import contextlib
+import select
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import orjson
+import pytest
+
+from petgen.build import build
+from runtime.settings import Settings
+from tests.conftest import write_site
+from tests.runtime.test_server import running_server
+
+TRICKLE = 0.25  # seconds between bytes
+PATIENCE = 8.0  # seconds a test waits for the server to act on a 1-second timeout before it gives up
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("connections")
+    build(write_site(root / "content"), root / "dist", base_url="http://127.0.0.1")
+    return root / "dist"
+
+
+@pytest.fixture(scope="module")
+def strict(site: Path) -> Iterator[str]:
+    """A server with one-second timeouts."""
+    with running_server(site, header_timeout=1, body_timeout=1, keepalive_timeout=1) as base:
+        yield base
+
+
+@contextlib.contextmanager
+def connect(base: str) -> Iterator[socket.socket]:
+    url = urlsplit(base)
+    with socket.create_connection((url.hostname, url.port)) as sock:
+        sock.settimeout(PATIENCE)
+        yield sock
+
+
+def trickle(sock: socket.socket, data: bytes) -> bytes:
+    """Send `data` a byte every TRICKLE seconds, reading whatever the server sends, until it closes the
+    connection; return what it sent. Running out of data first fails the test."""
+    received = b""
+    for byte in data:
+        with contextlib.suppress(OSError):  # the server may have closed already; the read below tells
+            sock.sendall(bytes([byte]))
+        if select.select([sock], [], [], TRICKLE)[0]:
+            try:
+                chunk = sock.recv(65536)
+            except ConnectionResetError:
+                return received
+            if not chunk:
+                return received
+            received += chunk
+    pytest.fail(f"the connection stayed open for {len(data) * TRICKLE:g} s; the server sent {received!r}")
+
+
+def read_to_end(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection; a socket timeout fails the test."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+def envelope(response: bytes) -> dict[str, object]:
+    head, _, body = response.partition(b"\r\n\r\n")
+    return orjson.loads(body)["error"]  # type: ignore[no-any-return]
+
+
+def test_trickled_headers_get_408_and_the_connection_closed(strict: str) -> None:
+    with connect(strict) as sock:
+        response = trickle(sock, b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: " + b"s" * 40)
+    assert response.startswith(b"HTTP/1.1 408 ")
+    assert b"\r\nconnection: close\r\n" in response.lower()
+    assert envelope(response)["code"] == "request_timeout"
+
+
+def test_a_connection_that_sends_nothing_is_closed(strict: str) -> None:
+    with connect(strict) as sock:
+        assert read_to_end(sock) == b""
+
+
+@pytest.mark.parametrize("path", ["/ask", "/mcp"])
+def test_a_trickled_body_gets_408_and_the_connection_closed(strict: str, path: str) -> None:
+    with connect(strict) as sock:
+        sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                     "Accept: application/json\r\nContent-Length: 100\r\n\r\n".encode())
+        response = trickle(sock, b'{"query": "' + b"x" * 80 + b'"}')
+    assert response.startswith(b"HTTP/1.1 408 ")
+    assert envelope(response)["code"] == "request_timeout"
+
+
+def test_a_trickled_body_the_app_did_not_read_ends_in_a_close(strict: str) -> None:
+    """Answered at once (405), then the rest of the body trickles: the connection is closed all the same."""
+    with connect(strict) as sock:
+        sock.sendall(b"POST /api/names HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
+        response = trickle(sock, b"x" * 60)
+    assert response.startswith(b"HTTP/1.1 405 ")
+
+
+def test_an_idle_keep_alive_connection_is_closed(strict: str) -> None:
+    with connect(strict) as sock:
+        sock.settimeout(4)  # more than the server's keep-alive timeout of 1 s, less than uvicorn's default of 5 s
+        sock.sendall(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        response = read_to_end(sock)  # the answer, then the close
+    assert response.startswith(b"HTTP/1.1 200 ") and response.count(b"HTTP/1.1") == 1
+
+
+def test_a_keep_alive_connection_serves_a_second_request(strict: str) -> None:
+    """The header deadline starts again with each request's first byte."""
+    with httpx.Client(base_url=strict) as client:
+        assert client.get("/api/status").status_code == 200
+        time.sleep(0.5)
+        assert client.get("/api/status").status_code == 200
+
+
+def test_connections_over_the_cap_get_a_503_envelope(site: Path) -> None:
+    with running_server(site, max_connections=2, header_timeout=30) as base, \
+            connect(base), connect(base):  # two connections that hold their place
+        deadline = time.monotonic() + PATIENCE
+        while (response := httpx.get(base + "/api/status")).status_code != 503 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the server may not have accepted both yet
+        assert response.status_code == 503
+        assert response.json()["error"]["code"] == "service_unavailable"
+        assert response.headers["retry-after"] == "1"
+
+
+def test_connections_under_the_cap_are_served(site: Path) -> None:
+    with running_server(site, max_connections=3, header_timeout=30) as base, connect(base):
+        with httpx.Client(base_url=base) as client:
+            assert [client.get("/api/status").status_code for _ in range(3)] == [200, 200, 200]
+
+
+def test_timeouts_and_the_cap_from_the_environment() -> None:
+    settings = Settings.from_env({"PETGEN_HEADER_TIMEOUT": "2.5", "PETGEN_BODY_TIMEOUT": "3",
+                                  "PETGEN_KEEPALIVE_TIMEOUT": "4", "PETGEN_MAX_CONNECTIONS": "50"})
+    assert (settings.header_timeout, settings.body_timeout, settings.keepalive_timeout,
+            settings.max_connections) == (2.5, 3.0, 4.0, 50)
+    with pytest.raises(ValueError, match="PETGEN_BODY_TIMEOUT must be more than 0 seconds"):
+        Settings.from_env({"PETGEN_BODY_TIMEOUT": "0"})
+    with pytest.raises(ValueError, match="PETGEN_HEADER_TIMEOUT must be a number of seconds, not 'soon'"):
+        Settings.from_env({"PETGEN_HEADER_TIMEOUT": "soon"})
