@@ -191,7 +191,7 @@ def _run(app, host: str, port: int, server: str, settings) -> None:  # type: ign
     click.echo(f"Serving {settings.dist} on http://{host}:{port} (rate limit: "
                f"{settings.rate_limit or 'off'}/min, server: {server})")
     if server == "granian":
-        from granian.constants import Interfaces
+        from granian.constants import HTTPModes, Interfaces
         from granian.http import HTTP1Settings
         from granian.server import Server
 
@@ -200,9 +200,11 @@ def _run(app, host: str, port: int, server: str, settings) -> None:  # type: ign
                "PETGEN_TRUSTED_PROXIES": ",".join(str(n) for n in settings.trusted_proxies),
                "PETGEN_BODY_TIMEOUT": str(settings.body_timeout), "PETGEN_LOG_LEVEL": settings.log_level}
         os.environ.update(env)
-        # granian has a header timeout but no keep-alive timeout or connection cap (docs/operations.md).
+        # granian's one timeout, header_read_timeout, also closes idle keep-alive connections; it runs from the
+        # connect only in HTTP/1 mode (its HTTP/1-or-2 detection waits for a silent client forever). No
+        # connection cap: docs/operations.md.
         Server("runtime.app:create_app", address=host, port=port, interface=Interfaces.ASGI, factory=True,
-               log_access=False, log_level=settings.log_level,
+               log_access=False, log_level=settings.log_level, http=HTTPModes.http1,
                http1_settings=HTTP1Settings(header_read_timeout=round(settings.header_timeout * 1000))).serve()
         return
     import uvicorn

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import resource
+from http import HTTPStatus
 from typing import Any
 
 from uvicorn.protocols.http.flow_control import service_unavailable
@@ -24,6 +25,9 @@ from runtime.settings import Settings
 log = logging.getLogger("petgen.runtime")
 
 FILES_BESIDES_CONNECTIONS = 100  # listening socket, log streams, the watcher, a build writing files
+# httptools gathers a header by concatenating bytes: a client streaming one endless header at full speed
+# made every request wait seconds (quadratic copying on the event loop). Real request heads are a few KB.
+MAX_HEAD = 64 * 1024  # bytes, counted after the first read of a request
 
 
 class PetgenHttpProtocol(HttpToolsProtocol):
@@ -38,12 +42,28 @@ class PetgenHttpProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.header_timer: asyncio.TimerHandle | None = None
         self.reading_head = False
+        self.head_bytes = 0
         super().connection_made(transport)
         self._arm_header_timer()
+
+    def data_received(self, data: bytes) -> None:
+        if self.reading_head:
+            self.head_bytes += len(data)
+            if self.head_bytes > MAX_HEAD:
+                self._refuse(raw_error(431, f"Request line and headers over {MAX_HEAD // 1024} KB.",
+                                       "send fewer or shorter headers", self.server_state.default_headers))
+                return
+        super().data_received(data)
+
+    def send_400_response(self, msg: str) -> None:
+        """uvicorn's answer to bytes that are no HTTP request, as an envelope instead of plain text."""
+        self._refuse(raw_error(400, "Invalid HTTP request.", "send an HTTP/1.1 request",
+                               self.server_state.default_headers))
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self.reading_head = True
+        self.head_bytes = 0
         if self.header_timer is None:  # a later request on a kept-alive connection; the first one's runs from connect
             self._arm_header_timer()
 
@@ -85,22 +105,29 @@ class PetgenHttpProtocol(HttpToolsProtocol):
         self.header_timer = None
         if self.transport.is_closing():
             return
-        idle = self.cycle is None or self.cycle.response_complete  # no response of ours is being written
-        if self.reading_head and idle:
+        if self.reading_head:
             log.info("request headers not complete within %g s from %s; closing", self.header_timeout,
                      self.client[0] if self.client else "?")
-            self.transport.write(request_timeout(self.header_timeout, self.server_state.default_headers))
+            self._refuse(raw_error(408, f"Request headers not complete within {self.header_timeout:g} seconds.",
+                                   "send the request line and all headers at once", self.server_state.default_headers))
+        else:
+            self.transport.close()
+
+    def _refuse(self, response: bytes) -> None:
+        """Answer a request the app never sees, then close; only when no response of ours is being written."""
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.write(response)
         self.transport.close()
 
 
-def request_timeout(seconds: float, default_headers: list[tuple[bytes, bytes]]) -> bytes:
-    """A complete 408 response with the error envelope, written straight to the socket: no request
-    exists yet for the app to answer."""
-    body = error_body(408, f"Request headers not complete within {seconds:g} seconds.",
-                      "send the request line and all headers at once")
+def raw_error(status: int, message: str, hint: str, default_headers: list[tuple[bytes, bytes]]) -> bytes:
+    """A complete error response with the envelope, written straight to the socket: there is no request
+    yet for the app to answer."""
+    body = error_body(status, message, hint)
     headers = [*default_headers, (b"content-type", JSON.encode()), (b"content-length", str(len(body)).encode()),
                (b"cache-control", b"no-store"), (b"x-content-type-options", b"nosniff"), (b"connection", b"close")]
-    return b"HTTP/1.1 408 Request Timeout\r\n" + b"".join(n + b": " + v + b"\r\n" for n, v in headers) + b"\r\n" + body
+    status_line = f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n".encode()
+    return status_line + b"".join(n + b": " + v + b"\r\n" for n, v in headers) + b"\r\n" + body
 
 
 async def over_capacity(scope: dict[str, Any], receive: Any, send: Any) -> None:

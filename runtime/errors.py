@@ -23,6 +23,7 @@ CODES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
     429: "rate_limited",
+    431: "headers_too_large",
     500: "internal_error",
     503: "service_unavailable",
 }

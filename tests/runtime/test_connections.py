@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import select
+import signal
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,8 +20,8 @@ import pytest
 
 from petgen.build import build
 from runtime.settings import Settings
-from tests.conftest import write_site
-from tests.runtime.test_server import running_server
+from tests.conftest import REPO, write_site
+from tests.runtime.test_server import free_port, running_server
 
 TRICKLE = 0.25  # seconds between bytes
 PATIENCE = 8.0  # seconds a test waits for the server to act on a 1-second timeout before it gives up
@@ -31,10 +35,40 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def strict(site: Path) -> Iterator[str]:
-    """A server with one-second timeouts."""
+def uvicorn_strict(site: Path) -> Iterator[str]:
+    """uvicorn (in a thread) with one-second timeouts."""
     with running_server(site, header_timeout=1, body_timeout=1, keepalive_timeout=1) as base:
         yield base
+
+
+@pytest.fixture(scope="module")
+def granian_strict(site: Path) -> Iterator[str]:
+    """`petgen serve --server granian` (a process with a worker process) with one-second timeouts."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "petgen", "serve", "--server", "granian", "--dist", str(site),
+                             "--content", str(site.parent / "none"), "--base-url", "http://127.0.0.1",
+                             "--port", str(port), "--header-timeout", "1", "--body-timeout", "1", "--rate-limit", "0"],
+                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not listening(port):
+            assert proc.poll() is None and time.monotonic() < deadline, "granian did not start"
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=10)
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
+
+
+@pytest.fixture(params=["uvicorn", "granian"])
+def strict(request: pytest.FixtureRequest) -> str:
+    """Each server `petgen serve` offers, with one-second timeouts."""
+    return request.getfixturevalue(f"{request.param}_strict")  # type: ignore[no-any-return]
 
 
 @contextlib.contextmanager
@@ -76,12 +110,18 @@ def envelope(response: bytes) -> dict[str, object]:
     return orjson.loads(body)["error"]  # type: ignore[no-any-return]
 
 
-def test_trickled_headers_get_408_and_the_connection_closed(strict: str) -> None:
-    with connect(strict) as sock:
+def test_trickled_headers_get_408_and_the_connection_closed(uvicorn_strict: str) -> None:
+    with connect(uvicorn_strict) as sock:
         response = trickle(sock, b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: " + b"s" * 40)
     assert response.startswith(b"HTTP/1.1 408 ")
     assert b"\r\nconnection: close\r\n" in response.lower()
     assert envelope(response)["code"] == "request_timeout"
+
+
+def test_granian_closes_trickled_headers(granian_strict: str) -> None:
+    """granian hangs up without an answer."""
+    with connect(granian_strict) as sock:
+        assert trickle(sock, b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: " + b"s" * 40) == b""
 
 
 def test_a_connection_that_sends_nothing_is_closed(strict: str) -> None:
@@ -149,3 +189,25 @@ def test_timeouts_and_the_cap_from_the_environment() -> None:
         Settings.from_env({"PETGEN_BODY_TIMEOUT": "0"})
     with pytest.raises(ValueError, match="PETGEN_HEADER_TIMEOUT must be a number of seconds, not 'soon'"):
         Settings.from_env({"PETGEN_HEADER_TIMEOUT": "soon"})
+
+
+def test_an_endless_header_gets_431_and_the_connection_closed(uvicorn_strict: str) -> None:
+    """Sent at full speed, not trickled: the head is capped in size as well as in time."""
+    with connect(uvicorn_strict) as sock:
+        sock.sendall(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Endless: ")
+        response = b""
+        for _ in range(128):  # 2 MB at most
+            sock.sendall(b"a" * 16384)
+            if select.select([sock], [], [], 0.01)[0]:
+                response = read_to_end(sock)
+                break
+    assert response.startswith(b"HTTP/1.1 431 ")
+    assert envelope(response)["code"] == "headers_too_large"
+
+
+def test_bytes_that_are_no_http_request_get_a_400_envelope(uvicorn_strict: str) -> None:
+    with connect(uvicorn_strict) as sock:
+        sock.sendall(b"\x16\x03\x01 this is not HTTP\r\n\r\n")
+        response = read_to_end(sock)
+    assert response.startswith(b"HTTP/1.1 400 ")
+    assert envelope(response)["code"] == "bad_request"
