@@ -136,8 +136,8 @@ def _limit_options(f):  # type: ignore[no-untyped-def]
                      show_default=True, help="Seconds an idle keep-alive connection stays open. "
                      "[env: PETGEN_KEEPALIVE_TIMEOUT]"),
         click.option("--max-connections", type=click.IntRange(min=0), default=1000, envvar="PETGEN_MAX_CONNECTIONS",
-                     show_default=True, help="Open connections served at once; more get a 503. 0: no cap "
-                     "(uvicorn only). [env: PETGEN_MAX_CONNECTIONS]"),
+                     show_default=True, help="Open connections served at once (uvicorn); more get a 503. "
+                     "0: no cap. [env: PETGEN_MAX_CONNECTIONS]"),
         click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
                      envvar="PETGEN_LOG_LEVEL", show_default=True, help="Least severe log level printed. "
                      "[env: PETGEN_LOG_LEVEL]"),

@@ -3,9 +3,10 @@
 uvicorn (httptools) arms its only timer, the keep-alive timeout, after a response: a client that
 connects and sends nothing, or trickles its headers a byte at a time, holds a connection forever,
 and so does one that trickles a body the app never read (every byte cancels the keep-alive timer).
-`PetgenHttpProtocol` closes both. Its `limit_concurrency` answers with a plain-text 503; ours is
-the JSON error envelope. The body deadline is the runtime's (runtime/guard.py), so that it holds
-under any server.
+`PetgenHttpProtocol` closes both, caps the request head at MAX_HEAD bytes, and answers what the
+app never sees (408, 431, 400, and the 503 of `limit_concurrency`) with the JSON error envelope
+instead of uvicorn's plain text. The body deadline is the runtime's (runtime/guard.py), so that it
+holds under any server. Settings, defaults and what clients see: docs/operations.md.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class PetgenHttpProtocol(HttpToolsProtocol):
         if self.reading_head:
             log.info("request headers not complete within %g s from %s; closing", self.header_timeout,
                      self.client[0] if self.client else "?")
-            self._refuse(raw_error(408, f"Request headers not complete within {self.header_timeout:g} seconds.",
+            self._refuse(raw_error(408, f"Request headers not complete within {self.header_timeout:g} s.",
                                    "send the request line and all headers at once", self.server_state.default_headers))
         else:
             self.transport.close()

@@ -98,7 +98,7 @@ class GuardMiddleware:
             log.info("body not complete within %g s: %s %s after %d bytes; closing", self.body_timeout,
                      scope["method"], scope["path"], received)
             if not started:
-                await send_error(send, 408, f"Request body not complete within {self.body_timeout:g} seconds.",
+                await send_error(send, 408, f"Request body not complete within {self.body_timeout:g} s.",
                                  "send the whole body at once, right after the headers", headers=[(b"connection", b"close")])
         elif stopped == "too large" and not started:
             await self._too_large(send)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import select
 import signal
 import socket
@@ -211,3 +212,14 @@ def test_bytes_that_are_no_http_request_get_a_400_envelope(uvicorn_strict: str) 
         response = read_to_end(sock)
     assert response.startswith(b"HTTP/1.1 400 ")
     assert envelope(response)["code"] == "bad_request"
+
+
+def test_the_open_file_limit_is_raised_for_the_connection_cap() -> None:
+    """A soft limit of 256 open files would meet a flood before the cap of 1000 connections does."""
+    code = ("import resource; from runtime.connections import ensure_open_files; from runtime.settings import Settings\n"
+            "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]; resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+            "ensure_open_files(Settings(max_connections=1000)); print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])")
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    assert int(result.stdout) == (1100 if hard == resource.RLIM_INFINITY else min(1100, hard))

@@ -96,7 +96,7 @@ def served(site: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
                                 cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
     try:
         deadline = time.monotonic() + 30
-        while "Application startup complete" not in log.read_text():
+        while "running on" not in log.read_text():  # uvicorn says so once it listens
             assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
             time.sleep(0.05)
         yield f"http://127.0.0.1:{port}", log
