@@ -120,6 +120,8 @@ def _server_options(f):  # type: ignore[no-untyped-def]
 def _limit_options(f):  # type: ignore[no-untyped-def]
     """Timeouts, the connection cap and the log level (docs/operations.md), passed on as one `limits` dict
     of Settings fields."""
+    from runtime.settings import LOG_LEVELS
+
     names = ("header_timeout", "body_timeout", "keepalive_timeout", "max_connections", "log_level")
 
     def with_limits(*args, **kwargs):  # type: ignore[no-untyped-def]
@@ -138,7 +140,7 @@ def _limit_options(f):  # type: ignore[no-untyped-def]
         click.option("--max-connections", type=click.IntRange(min=0), default=1000, envvar="PETGEN_MAX_CONNECTIONS",
                      show_default=True, help="Open connections served at once (uvicorn); more get a 503. "
                      "0: no cap. [env: PETGEN_MAX_CONNECTIONS]"),
-        click.option("--log-level", type=click.Choice(["debug", "info", "warning", "error"]), default="info",
+        click.option("--log-level", type=click.Choice(LOG_LEVELS), default="info",
                      envvar="PETGEN_LOG_LEVEL", show_default=True, help="Least severe log level printed. "
                      "[env: PETGEN_LOG_LEVEL]"),
     ]

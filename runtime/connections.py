@@ -87,7 +87,9 @@ class PetgenHttpProtocol(HttpToolsProtocol):
         super().connection_lost(exc)
 
     def _start_asgi_task(self, cycle: Any, app: Any) -> None:
-        super()._start_asgi_task(cycle, over_capacity if app is service_unavailable else app)
+        if app is service_unavailable:  # uvicorn's plain-text 503 for `limit_concurrency`
+            app = over_capacity
+        super()._start_asgi_task(cycle, app)
 
     def _close_if_still(self, cycle: Any) -> None:
         """Close unless a new request has begun since `cycle` was answered."""

@@ -32,7 +32,6 @@ class BodyTooLarge(Exception):
 
 async def client_gone(request: Request, exc: Exception) -> None:
     """Starlette exception handler for `ClientDisconnect`: nobody is left to answer, so send nothing."""
-    return None
 
 
 class GuardMiddleware:
@@ -46,10 +45,9 @@ class GuardMiddleware:
             await self.app(scope, receive, send)
             return
         for name, value in scope["headers"]:
-            if name == b"content-length":
-                if not value.isdigit() or int(value) > self.max_body:
-                    await self._too_large(send)
-                    return
+            if name == b"content-length" and (not value.isdigit() or int(value) > self.max_body):
+                await self._too_large(send)
+                return
         started = False
         stopped: str | None = None  # why the body stopped short: "too large", "timeout" or "disconnect"
         received = 0

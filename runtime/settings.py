@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 def parse_networks(values: str | list[str] | tuple[str, ...]) -> tuple[Network, ...]:
@@ -54,7 +55,7 @@ class Settings:
             body_timeout=_seconds(env, "PETGEN_BODY_TIMEOUT", defaults.body_timeout),
             keepalive_timeout=_seconds(env, "PETGEN_KEEPALIVE_TIMEOUT", defaults.keepalive_timeout),
             max_connections=_int(env, "PETGEN_MAX_CONNECTIONS", defaults.max_connections),
-            log_level=env.get("PETGEN_LOG_LEVEL", defaults.log_level),
+            log_level=_log_level(env, defaults.log_level),
         )
 
 
@@ -81,4 +82,11 @@ def _seconds(env: os._Environ[str] | dict[str, str], name: str, default: float) 
         raise ValueError(f"{name} must be a number of seconds, not '{raw}'") from None
     if not 0 < value < float("inf"):
         raise ValueError(f"{name} must be more than 0 seconds")
+    return value
+
+
+def _log_level(env: os._Environ[str] | dict[str, str], default: str) -> str:
+    value = (env.get("PETGEN_LOG_LEVEL") or default).lower()
+    if value not in LOG_LEVELS:
+        raise ValueError(f"PETGEN_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not '{value}'")
     return value
