@@ -97,7 +97,8 @@ class GuardMiddleware:
                      scope["method"], scope["path"], received)
             if not started:
                 await send_error(send, 408, f"Request body not complete within {self.body_timeout:g} s.",
-                                 "send the whole body at once, right after the headers", headers=[(b"connection", b"close")])
+                                 "send the whole body at once, right after the headers",
+                                 headers=[(b"connection", b"close")])
         elif stopped == "too large" and not started:
             await self._too_large(send)
 

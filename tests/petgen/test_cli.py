@@ -75,7 +75,8 @@ def test_serve_rejects_bad_options(runner: CliRunner, tmp_path: Path) -> None:
 
 def test_serve_rejects_bad_limits(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["serve", "--header-timeout", "0"])
-    assert result.exit_code == 2 and "Invalid value for '--header-timeout': 0.0 is not in the range x>0." in result.output
+    assert result.exit_code == 2
+    assert "Invalid value for '--header-timeout': 0.0 is not in the range x>0." in result.output
     result = runner.invoke(cli, ["dev", "--log-level", "loud"], env={"PETGEN_BODY_TIMEOUT": "1"})
     assert result.exit_code == 2 and "Invalid value for '--log-level': 'loud' is not one of" in result.output
     result = runner.invoke(cli, ["serve"], env={"PETGEN_MAX_CONNECTIONS": "-1"})

@@ -219,9 +219,13 @@ def test_bytes_that_are_no_http_request_get_a_400_envelope(uvicorn_strict: str) 
 
 def test_the_open_file_limit_is_raised_for_the_connection_cap() -> None:
     """A soft limit of 256 open files would meet a flood before the cap of 1000 connections does."""
-    code = ("import resource; from runtime.connections import ensure_open_files; from runtime.settings import Settings\n"
-            "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]; resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
-            "ensure_open_files(Settings(max_connections=1000)); print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])")
+    code = ("import resource\n"
+            "from runtime.connections import ensure_open_files\n"
+            "from runtime.settings import Settings\n"
+            "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
+            "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"
+            "ensure_open_files(Settings(max_connections=1000))\n"
+            "print(resource.getrlimit(resource.RLIMIT_NOFILE)[0])")
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60,
                             check=False)
     assert result.returncode == 0, result.stderr
