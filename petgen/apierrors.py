@@ -25,6 +25,7 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode(415, "unsupported_media_type", "The body must be sent as `Content-Type: application/json`."),
     ErrorCode(421, "misdirected_request", "The Host header names a host this server does not answer for (/mcp)."),
     ErrorCode(429, "rate_limited", "More than the budget (60 requests per minute per client IP); see `Retry-After`."),
+    ErrorCode(431, "headers_too_large", "The request line and headers are larger than 64 KiB."),
     ErrorCode(500, "internal_error", "A fault on the server; it was logged. Try again later."),
     ErrorCode(503, "service_unavailable", "The service is down or overloaded; see `Retry-After` where sent."),
 )

@@ -117,14 +117,47 @@ def _server_options(f):  # type: ignore[no-untyped-def]
         click.option("--server", type=click.Choice(["uvicorn", "granian"]), default="uvicorn", show_default=True,
                      help="ASGI server: uvicorn, or granian (faster; see docs/benchmarks.md)."),
     ]
+    f = _limit_options(f)  # listed after the options above
     for option in reversed(options):
         f = option(f)
     return f
 
 
+def _limit_options(f):  # type: ignore[no-untyped-def]
+    """Timeouts, the connection cap and the log level (docs/operations.md), passed on as one `limits` dict
+    of Settings fields."""
+    from runtime.settings import LOG_LEVELS
+
+    names = ("header_timeout", "body_timeout", "keepalive_timeout", "max_connections", "log_level")
+
+    def with_limits(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return f(*args, limits={name: kwargs.pop(name) for name in names}, **kwargs)
+
+    with_limits = functools.update_wrapper(with_limits, f)
+    seconds = click.FloatRange(min=0, min_open=True)
+    options = [
+        click.option("--header-timeout", type=seconds, default=10.0, envvar="PETGEN_HEADER_TIMEOUT", show_default=True,
+                     help="Seconds for a client to send the request line and headers. [env: PETGEN_HEADER_TIMEOUT]"),
+        click.option("--body-timeout", type=seconds, default=10.0, envvar="PETGEN_BODY_TIMEOUT", show_default=True,
+                     help="Seconds for a client to send the request body. [env: PETGEN_BODY_TIMEOUT]"),
+        click.option("--keepalive-timeout", type=seconds, default=5.0, envvar="PETGEN_KEEPALIVE_TIMEOUT",
+                     show_default=True, help="Seconds an idle keep-alive connection stays open. "
+                     "[env: PETGEN_KEEPALIVE_TIMEOUT]"),
+        click.option("--max-connections", type=click.IntRange(min=0), default=1000, envvar="PETGEN_MAX_CONNECTIONS",
+                     show_default=True, help="Open connections served at once (uvicorn); more get a 503. "
+                     "0: no cap. [env: PETGEN_MAX_CONNECTIONS]"),
+        click.option("--log-level", type=click.Choice(LOG_LEVELS), default="info",
+                     envvar="PETGEN_LOG_LEVEL", show_default=True, help="Least severe log level printed. "
+                     "[env: PETGEN_LOG_LEVEL]"),
+    ]
+    for option in reversed(options):
+        with_limits = option(with_limits)
+    return with_limits
+
+
 def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[no-untyped-def]
               trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...] = (), content_dir: Path | None = None,
-              redis_url: str | None = None):
+              redis_url: str | None = None, limits: dict[str, object] | None = None):
     from runtime.settings import Settings, parse_networks, parse_origins, parse_redis_url
 
     try:
@@ -141,7 +174,8 @@ def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[
         raise click.BadParameter(str(exc), param_hint="--redis-url") from None
     content = content_dir if content_dir is not None and content_dir.is_dir() else None  # /api/status compares
     return Settings(dist=dist_dir, content=content, state_dir=state_dir, rate_limit=rate_limit,
-                    trusted_proxies=networks, allowed_origins=origins, redis_url=redis)
+                    trusted_proxies=networks, allowed_origins=origins, redis_url=redis,
+                    **(limits or {}))  # type: ignore[arg-type]
 
 
 def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: Path | None = None) -> None:
@@ -170,44 +204,62 @@ def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: P
 
 
 def _run(app, host: str, port: int, server: str, settings) -> None:  # type: ignore[no-untyped-def]
+    from runtime.logs import configure_logging
+
+    configure_logging(settings.log_level)
     click.echo(f"Serving {settings.dist} on http://{host}:{port} (rate limit: "
                f"{settings.rate_limit or 'off'}/min, server: {server})")
     if server == "granian":
-        from granian.constants import Interfaces
+        from granian.constants import HTTPModes, Interfaces
+        from granian.http import HTTP1Settings
         from granian.server import Server
 
         env = {"PETGEN_DIST": str(settings.dist), "PETGEN_STATE_DIR": str(settings.state_dir),
                "PETGEN_RATE_LIMIT": str(settings.rate_limit),
                "PETGEN_TRUSTED_PROXIES": ",".join(str(n) for n in settings.trusted_proxies),
                "PETGEN_ALLOWED_ORIGINS": ",".join(settings.allowed_origins),
-               "PETGEN_CONTENT": str(settings.content or ""), "PETGEN_REDIS_URL": settings.redis_url or ""}
+               "PETGEN_CONTENT": str(settings.content or ""), "PETGEN_REDIS_URL": settings.redis_url or "",
+               "PETGEN_BODY_TIMEOUT": str(settings.body_timeout), "PETGEN_LOG_LEVEL": settings.log_level}
         os.environ.update(env)
+        # granian's one timeout, header_read_timeout, also closes idle keep-alive connections; it runs from the
+        # connect only in HTTP/1 mode (its HTTP/1-or-2 detection waits for a silent client forever). No
+        # connection cap: docs/operations.md.
         Server("runtime.app:create_app", address=host, port=port, interface=Interfaces.ASGI, factory=True,
-               log_access=False).serve()
+               log_access=False, log_level=settings.log_level, http=HTTPModes.http1,
+               http1_settings=HTTP1Settings(header_read_timeout=round(settings.header_timeout * 1000))).serve()
         return
     import uvicorn
 
-    uvicorn.run(app, **uvicorn_options(host, port))
+    from runtime.connections import ensure_open_files
+
+    ensure_open_files(settings)
+    uvicorn.run(app, **uvicorn_options(host, port, settings))
 
 
-def uvicorn_options(host: str, port: int) -> dict[str, object]:
+def uvicorn_options(host: str, port: int, settings=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
     """uvicorn settings for the runtime. Proxy headers stay off: the runtime itself decides whether to
     believe X-Forwarded-For (only from --trusted-proxy networks); uvicorn's own default would believe it
-    from 127.0.0.1 and let any local client choose its rate-limit key."""
-    return {"host": host, "port": port, "log_level": "info", "access_log": False, "server_header": False,
-            "proxy_headers": False}
+    from 127.0.0.1 and let any local client choose its rate-limit key. Logging is the runtime's
+    (runtime/logs.py), so uvicorn configures none; timeouts and the connection cap: runtime/connections.py."""
+    from runtime.connections import http_protocol, limit_concurrency
+    from runtime.settings import Settings
+
+    settings = settings or Settings()
+    return {"host": host, "port": port, "log_level": settings.log_level, "log_config": None, "access_log": False,
+            "server_header": False, "proxy_headers": False, "http": http_protocol(settings),
+            "timeout_keep_alive": settings.keepalive_timeout, "limit_concurrency": limit_concurrency(settings)}
 
 
 @cli.command()
 @_server_options
 def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str | None, state_dir: Path,
           rate_limit: int, trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...], redis_url: str | None,
-          server: str) -> None:
+          server: str, limits: dict[str, object]) -> None:
     """Serve the API and pages (building first when dist is missing or stale)."""
     from runtime.app import create_app
 
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
-                         redis_url)  # no build
+                         redis_url, limits)  # no build
     _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}", state_dir / "cache")
     _run(create_app(settings) if server == "uvicorn" else None, host, port, server, settings)
 
@@ -216,7 +268,7 @@ def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str
 @_server_options
 def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str | None, state_dir: Path,
         rate_limit: int, trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...], redis_url: str | None,
-        server: str) -> None:
+        server: str, limits: dict[str, object]) -> None:
     """Build, serve, and rebuild on every content change; the server reloads the new dist in place."""
     from watchfiles import watch
 
@@ -225,7 +277,7 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
 
     url = base_url or f"http://{host}:{port}"
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
-                         redis_url)  # no build
+                         redis_url, limits)  # no build
     _ensure_built(content_dir, dist_dir, url, state_dir / "cache")
     app = create_app(settings)
     stop = threading.Event()

@@ -14,7 +14,7 @@ import anyio.abc
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
@@ -26,8 +26,9 @@ from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.cors import CORSMiddleware
 from runtime.dist import Dist, DistNotFound, StaticFile
 from runtime.errors import JSON, error_response, send_error, use_site
-from runtime.guard import BodyTooLarge, GuardMiddleware
+from runtime.guard import BodyTooLarge, GuardMiddleware, client_gone
 from runtime.health import Health, content_probe
+from runtime.logs import ensure_logging, root_logger_kept
 from runtime.mcp import build_mcp, mcp_routes
 from runtime.mcp_transport import McpErrorEnvelope
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
@@ -267,7 +268,8 @@ def build_starlette(runtime: Runtime) -> Starlette:
     mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
     routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url, runtime.settings.allowed_origins)  # before the catch-all
 
-    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error})
+    app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error,
+                                                       ClientDisconnect: client_gone})
     app.state.mcp = mcp
     return app
 
@@ -283,11 +285,11 @@ class PetgenApp:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.runtime = Runtime(settings)
-        self.starlette = build_starlette(self.runtime) if self.runtime.dist is not None else None
+        self.starlette = self._build_routes() if self.runtime.dist is not None else None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._mcp_started = False
         self.static = StaticRoutes(self._starlette, dist=lambda: self.runtime.dist, dynamic_paths=DYNAMIC_PATHS)
-        inner = GuardMiddleware(self._when_up, max_body=settings.max_body)
+        inner = GuardMiddleware(self._when_up, max_body=settings.max_body, body_timeout=settings.body_timeout)
         self.ratelimit = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
                                              trusted_proxies=settings.trusted_proxies)
         # CORS outermost: even a 429 can be read by a browser; on /mcp, a 429 or 413 is a JSON-RPC error too.
@@ -324,6 +326,10 @@ class PetgenApp:
         await self._start_surfaces()
         await self.static(scope, receive, send)
 
+    def _build_routes(self) -> Starlette:
+        with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/logs.py)
+            return build_starlette(self.runtime)
+
     async def _starlette(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         assert self.starlette is not None
         await self.starlette(scope, receive, send)
@@ -331,7 +337,7 @@ class PetgenApp:
     async def _start_surfaces(self) -> None:
         """Build the routes (once a dist is loaded) and start the MCP session manager in the lifespan's tasks."""
         if self.starlette is None:
-            self.starlette = build_starlette(self.runtime)
+            self.starlette = self._build_routes()
         if self._tasks is not None and not self._mcp_started:
             self._mcp_started = True
             await self._tasks.start(self._run_mcp, self.starlette.state.mcp)
@@ -378,5 +384,9 @@ def _with_headers(send: Callable[..., Any], headers: list[tuple[bytes, bytes]]) 
 
 
 def create_app(settings: Settings | None = None) -> PetgenApp:
-    """Build the app; without settings, read them from PETGEN_* environment variables."""
-    return PetgenApp(settings or Settings.from_env())
+    """Build the app; without settings (a bare ASGI server's factory), read them from PETGEN_* environment
+    variables and set up logging unless the server did."""
+    if settings is None:
+        settings = Settings.from_env()
+        ensure_logging(settings.log_level)
+    return PetgenApp(settings)

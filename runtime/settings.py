@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 from runtime.cors import normalise_origin
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 def parse_networks(values: str | list[str] | tuple[str, ...]) -> tuple[Network, ...]:
@@ -75,6 +76,13 @@ class Settings:
     max_body: int = 64 * 1024  # bytes
     allowed_origins: tuple[str, ...] = ()  # origins a browser may call from; empty: any (CORS `*`)
     redis_url: str | None = None  # the shared store of several replicas (rate limits, bot nonces, webhooks)
+    # Slow and idle clients, and logging (docs/operations.md; env: PETGEN_HEADER_TIMEOUT, PETGEN_BODY_TIMEOUT,
+    # PETGEN_KEEPALIVE_TIMEOUT, PETGEN_MAX_CONNECTIONS, PETGEN_LOG_LEVEL). Timeouts in seconds; connections per process.
+    header_timeout: float = 10.0  # from connect (or a keep-alive request's first byte) to the end of the headers
+    body_timeout: float = 10.0  # from the end of the headers to the end of the body
+    keepalive_timeout: float = 5.0  # an idle keep-alive connection is closed after this
+    max_connections: int = 1000  # more get a fast 503; 0 turns the cap off
+    log_level: str = "info"
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -91,6 +99,11 @@ class Settings:
             max_body=_int(env, "PETGEN_MAX_BODY", defaults.max_body),
             allowed_origins=parse_origins(env.get("PETGEN_ALLOWED_ORIGINS", "")),
             redis_url=parse_redis_url(env.get("PETGEN_REDIS_URL", "")),
+            header_timeout=_seconds(env, "PETGEN_HEADER_TIMEOUT", defaults.header_timeout),
+            body_timeout=_seconds(env, "PETGEN_BODY_TIMEOUT", defaults.body_timeout),
+            keepalive_timeout=_seconds(env, "PETGEN_KEEPALIVE_TIMEOUT", defaults.keepalive_timeout),
+            max_connections=_int(env, "PETGEN_MAX_CONNECTIONS", defaults.max_connections),
+            log_level=_log_level(env, defaults.log_level),
         )
 
 
@@ -104,4 +117,24 @@ def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int
         raise ValueError(f"{name} must be a whole number, not '{raw}'") from None
     if value < 0:
         raise ValueError(f"{name} must not be negative")
+    return value
+
+
+def _seconds(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number of seconds, not '{raw}'") from None
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be more than 0 seconds")
+    return value
+
+
+def _log_level(env: os._Environ[str] | dict[str, str], default: str) -> str:
+    value = (env.get("PETGEN_LOG_LEVEL") or default).lower()
+    if value not in LOG_LEVELS:
+        raise ValueError(f"PETGEN_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not '{value}'")
     return value

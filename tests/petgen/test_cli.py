@@ -91,6 +91,16 @@ def test_serve_rejects_bad_options(runner: CliRunner, tmp_path: Path) -> None:
                              f"{tmp_path}/none; pass --content DIR\n")
 
 
+def test_serve_rejects_bad_limits(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["serve", "--header-timeout", "0"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--header-timeout': 0.0 is not in the range x>0." in result.output
+    result = runner.invoke(cli, ["dev", "--log-level", "loud"], env={"PETGEN_BODY_TIMEOUT": "1"})
+    assert result.exit_code == 2 and "Invalid value for '--log-level': 'loud' is not one of" in result.output
+    result = runner.invoke(cli, ["serve"], env={"PETGEN_MAX_CONNECTIONS": "-1"})
+    assert result.exit_code == 2 and "-1 is not in the range x>=0" in result.output
+
+
 def test_stats_table(runner: CliRunner, content: Path) -> None:
     result = runner.invoke(cli, ["stats", "--content", str(content), "--oldest", "2"])
     assert result.exit_code == 0

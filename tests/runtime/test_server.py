@@ -30,8 +30,9 @@ def free_port() -> int:
 def running_server(dist: Path, port: int | None = None, **settings: object) -> Iterator[str]:
     """A real uvicorn server for `dist` on a free loopback port, in a thread; yields its base URL."""
     port = port or free_port()
-    app = create_app(Settings(dist=dist, **{"rate_limit": 1000, **settings}))  # type: ignore[arg-type]
-    options = {**uvicorn_options("127.0.0.1", port), "log_level": "warning"}
+    config = Settings(dist=dist, **{"rate_limit": 1000, **settings})  # type: ignore[arg-type]
+    app = create_app(config)
+    options = {**uvicorn_options("127.0.0.1", port, config), "log_level": "warning"}
     server = uvicorn.Server(uvicorn.Config(app, lifespan="on", **options))  # type: ignore[arg-type]
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
