@@ -32,3 +32,11 @@ def test_the_readme_names_the_port_and_never_points_outside_the_repository() -> 
     first_paragraph = readme.split("```", 2)[2].strip().split("\n\n")[0]
     assert "127.0.0.1:8000" in first_paragraph
     assert not re.search(r"\.\./shared", readme)
+
+
+def test_docs_list_every_error_code() -> None:
+    from petgen.apierrors import ERROR_CODES
+
+    api = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    for error in ERROR_CODES:
+        assert f"| {error.status} | `{error.code}` |" in api, error.code
