@@ -14,6 +14,7 @@ from petgen.content import Category, Entry, Mood, Site
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 200
+LIST_PARAMS = ("category", "mood", "limit", "offset")  # the query parameters of /api/names, in route order
 
 
 def encode(data: Any) -> bytes:
