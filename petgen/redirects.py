@@ -106,6 +106,8 @@ def _pairs(query: str) -> Query:
 
 
 def _query_rules(path: str, precomputed: dict[Query, str], runtime_origin: str | None) -> Iterator[str]:
+    """The rules of a path with precomputed queries, by the number of parameters they name, most first (see
+    the module's docstring for why); a catch-all for a set of names only where a smaller set has pages."""
     by_names: dict[frozenset[str], list[tuple[Query, str]]] = {}
     for query, target in precomputed.items():
         by_names.setdefault(frozenset(name for name, _ in query), []).append((query, target))
