@@ -16,6 +16,7 @@ DEFAULT_LIMIT = 200
 MAX_LIMIT = 200
 LIST_FILTERS = ("category", "mood", *FILTER_FACETS)  # the filters of /api/names, in the order routes name them
 Aliases = dict[str, tuple[str, str]]  # alias category slug -> (facet, value)
+LIST_PARAMS = (*LIST_FILTERS, "limit", "offset")  # the query parameters of /api/names, in route order
 
 
 def encode(data: Any) -> bytes:

@@ -290,9 +290,11 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
     return server
 
 
-def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str] = ()) -> list[BaseRoute]:
+def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str] = (),
+               runtime_origin: str | None = None) -> list[BaseRoute]:
     """The SDK's Streamable HTTP endpoint at /mcp (stateless, JSON) behind `McpEndpoint`, which checks Host,
-    Origin, Content-Type, Accept and the JSON-RPC envelope itself and answers each refusal as JSON-RPC."""
+    Origin, Content-Type, Accept and the JSON-RPC envelope itself and answers each refusal as JSON-RPC.
+    Its Host check allows the host of `base_url` and that of `runtime_origin` (where a CDN proxies /mcp to)."""
     # The SDK's own Host/Origin check answers in plain text and refuses every foreign Origin; McpEndpoint
     # does both checks instead (Origin only when the operator restricted origins).
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -303,10 +305,11 @@ def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str
     refuse = Route("/mcp", _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS", "TRACE"])
     routes: list[BaseRoute] = [refuse]
     netloc = urlsplit(base_url).netloc
+    origin_netloc = urlsplit(runtime_origin).netloc if runtime_origin else None
     for route in app.routes:
         if isinstance(route, Route) and route.path == "/mcp":
-            route = Route("/mcp", McpEndpoint(route.app, public_netloc=netloc, allowed_origins=allowed_origins),
-                          methods=["POST"])
+            route = Route("/mcp", McpEndpoint(route.app, public_netloc=netloc, allowed_origins=allowed_origins,
+                                              origin_netloc=origin_netloc), methods=["POST"])
         routes.append(route)
     return routes
 

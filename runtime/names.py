@@ -14,7 +14,8 @@ from starlette.responses import RedirectResponse, Response
 
 from petgen.content import closest
 from petgen.resources import (
-    DEFAULT_LIMIT, LIST_FILTERS, MAX_LIMIT, encode, filter_summaries, license_of, list_route, name_list,
+    DEFAULT_LIMIT, LIST_FILTERS, LIST_PARAMS, MAX_LIMIT, encode, filter_summaries, license_of, list_route,
+    name_list,
 )
 from petgen.text import slugify
 from runtime.dist import Dist, StaticFile
@@ -23,7 +24,6 @@ from runtime.params import BadRequest, query_params, shown, whole_number
 
 __all__ = ["BadRequest", "ListQuery", "check_filters", "list_page", "parse_list_query", "unknown_or_redirect"]
 
-LIST_PARAMS = (*LIST_FILTERS, "limit", "offset")
 MAX_OFFSET = 1_000_000_000  # far past any list; keeps numbers within JSON's safe integer range
 
 
