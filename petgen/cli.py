@@ -312,7 +312,8 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
 @click.option("--oldest", default=10, show_default=True, type=click.IntRange(min=0),
               help="How many of the least recently reviewed entries to list.")
 def stats(content_dir: Path, oldest: int) -> None:
-    """Show entries per category and mood, field completeness, words per field, oldest reviews."""
+    """Show entries per category, mood and facet, field completeness, words per field, oldest reviews and the
+    most repeated phrases."""
     from petgen.kb import load_knowledge_base
     from petgen.stats import render_stats
 
