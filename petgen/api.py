@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from petgen.bots import runtime_bots
 from petgen.content import Entry, Site
 from petgen.dist import DistWriter
 from petgen.kb import KnowledgeBase
@@ -77,5 +78,6 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "moods": [m.slug for m in kb.moods],
         "items": summaries,
         "lexicon": kb.lexicon,
+        "bots": runtime_bots(kb.bots),
     }
     writer.add_file(None, DATA_FILE, encode(data), "application/json")

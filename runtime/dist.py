@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,7 @@ class Dist:
     not_found_html: bytes
     search: SearchIndex
     lexicon_index: Lexicon
+    bots: list[dict[str, Any]] = field(default_factory=list)  # name, quota, keys (kid, x): see petgen/bots.py
 
     @cached_property
     def slugs(self) -> set[str]:
@@ -102,7 +103,7 @@ class Dist:
         return cls(root=root, manifest=manifest, site=Site(**data["site"]), routes=routes, items=data["items"],
                    categories=data["categories"], moods=data["moods"], source_hash=data["sourceHash"],
                    newest_review=data["newestReview"], not_found_html=not_found, search=search,
-                   lexicon_index=Lexicon.from_data(data.get("lexicon", {})))
+                   lexicon_index=Lexicon.from_data(data.get("lexicon", {})), bots=data.get("bots", []))
 
 
 def load_search_index(root: Path, manifest: dict[str, Any]) -> SearchIndex:

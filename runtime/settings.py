@@ -75,11 +75,12 @@ class Settings:
     max_body: int = 64 * 1024  # bytes
     allowed_origins: tuple[str, ...] = ()  # origins a browser may call from; empty: any (CORS `*`)
     redis_url: str | None = None  # the shared store of several replicas (rate limits, bot nonces, webhooks)
+    redis_timeout: float = 0.01  # seconds Redis may take to answer before the runtime counts in its own process
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES,
-        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL."""
+        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL, PETGEN_REDIS_TIMEOUT_MS."""
         env = os.environ if environ is None else environ
         defaults = cls()
         return cls(
@@ -91,6 +92,7 @@ class Settings:
             max_body=_int(env, "PETGEN_MAX_BODY", defaults.max_body),
             allowed_origins=parse_origins(env.get("PETGEN_ALLOWED_ORIGINS", "")),
             redis_url=parse_redis_url(env.get("PETGEN_REDIS_URL", "")),
+            redis_timeout=_int(env, "PETGEN_REDIS_TIMEOUT_MS", int(defaults.redis_timeout * 1000)) / 1000,
         )
 
 
