@@ -27,6 +27,7 @@ log = logging.getLogger("petgen.runtime")
 
 T = TypeVar("T")
 CHECK = "limits"  # the /api/status check this store reports into
+MAX_CONNECTIONS = 64  # per process; a round trip holds one for about 0.1 ms
 
 
 class StoreUnavailable(Exception):
@@ -52,6 +53,9 @@ class SharedStore:
         self._down: str | None = None  # why Redis is not used right now
         self._next_try = 0.0
         self._probing = False
+        # Listed as `ok` while Redis answers; `fail`/`recover` below override it at once (a probe's result
+        # would be cached for the health's interval).
+        health.add_probe(CHECK, lambda: None)
 
     @property
     def available(self) -> bool:
@@ -62,9 +66,11 @@ class SharedStore:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             # No retries: a second attempt would only spend the deadline again; the fallback is the retry.
-            self._client = redis.Redis.from_url(self.url, socket_timeout=self.timeout,
-                                                socket_connect_timeout=self.timeout, retry=Retry(NoBackoff(), 0),
-                                                health_check_interval=0)
+            # A request waits for a free connection (within its deadline) rather than fail when all are busy.
+            pool = redis.BlockingConnectionPool.from_url(
+                self.url, max_connections=MAX_CONNECTIONS, timeout=None, socket_timeout=self.timeout,
+                socket_connect_timeout=self.timeout, retry=Retry(NoBackoff(), 0), health_check_interval=0)
+            self._client = redis.Redis.from_pool(pool)
             self._loop = loop
         return self._client
 
@@ -92,7 +98,7 @@ class SharedStore:
         self._next_try = self.clock() + self.retry_every
         if self._down is not None:
             return  # logged when it went down
-        self._down = (f"the shared store (Redis) does not answer within {self.timeout * 1000:g} ms "
+        self._down = (f"the shared store (Redis) failed or did not answer within {self.timeout * 1000:g} ms "
                       f"({type(exc).__name__}); "
                       "rate limits and bot nonces are counted per process until it does")
         self.health.fail(CHECK, self._down)
