@@ -31,7 +31,7 @@ from __future__ import annotations
 import datetime
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -41,7 +41,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from http_message_signatures import HTTPMessageVerifier, HTTPSignatureKeyResolver, algorithms
 from http_message_signatures.exceptions import HTTPMessageSignaturesException
 
-from petgen.bots import decode_key
+from petgen.bots import NAME, decode_key, encode_key, jwk_thumbprint
 from runtime.nonces import NonceCache
 from runtime.ratelimit import Bot, is_trusted
 from runtime.settings import Network
@@ -115,7 +115,7 @@ class Keys(HTTPSignatureKeyResolver):
 
 class BotVerifier:
     def __init__(self, *, nonces: NonceCache | None = None, trusted_proxies: tuple[Network, ...] = (),
-                 clock: Any = time.time) -> None:
+                 clock: Callable[[], float] = time.time) -> None:
         self.nonces = nonces or NonceCache()
         self.trusted = trusted_proxies
         self.clock = clock
@@ -123,17 +123,25 @@ class BotVerifier:
         self.verifier = Verifier(signature_algorithm=algorithms.ED25519, key_resolver=Keys(self.keys))
 
     def load(self, bots: list[dict[str, Any]]) -> None:
-        """Use the registered bots of a (re)loaded dist: name, quota and keys (see petgen.bots.runtime_bots)."""
+        """Use the registered bots of a (re)loaded dist: name, quota and keys (see petgen.bots.runtime_bots).
+
+        The build has checked all of it; a hand-edited dist is checked again where it matters: the
+        name goes into a header, and a key is known by its own thumbprint, not by the `kid` written
+        beside it."""
         keys: dict[str, RegisteredKey] = {}
         for entry in bots:
+            if not NAME.fullmatch(str(entry.get("name"))) or type(entry.get("quota")) is not int:
+                log.warning("bot %r in the build has an invalid name or quota; ignored", entry.get("name"))
+                continue
             bot = Bot(entry["name"], entry["quota"])
             status = f'verified;name="{bot.name}"'.encode()
             for key in entry["keys"]:
-                raw = decode_key(key["x"])
-                if raw is None:  # the build refuses such keys; a hand-edited dist is not trusted either
+                raw = decode_key(key.get("x"))
+                if raw is None:
                     log.warning("bot %s: key %s is not an Ed25519 public key; ignored", bot.name, key.get("kid"))
                     continue
-                keys[key["kid"]] = RegisteredKey(bot, Ed25519PublicKey.from_public_bytes(raw), status)
+                keys[jwk_thumbprint(encode_key(raw))] = RegisteredKey(bot, Ed25519PublicKey.from_public_bytes(raw),
+                                                                      status)
         self.keys = keys
         self.verifier = Verifier(signature_algorithm=algorithms.ED25519, key_resolver=Keys(keys))
 

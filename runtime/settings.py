@@ -92,7 +92,7 @@ class Settings:
             max_body=_int(env, "PETGEN_MAX_BODY", defaults.max_body),
             allowed_origins=parse_origins(env.get("PETGEN_ALLOWED_ORIGINS", "")),
             redis_url=parse_redis_url(env.get("PETGEN_REDIS_URL", "")),
-            redis_timeout=_int(env, "PETGEN_REDIS_TIMEOUT_MS", int(defaults.redis_timeout * 1000)) / 1000,
+            redis_timeout=_milliseconds(env, "PETGEN_REDIS_TIMEOUT_MS", defaults.redis_timeout),
         )
 
 
@@ -107,3 +107,11 @@ def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int
     if value < 0:
         raise ValueError(f"{name} must not be negative")
     return value
+
+
+def _milliseconds(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:
+    """A duration given in whole milliseconds (at least 1), as seconds."""
+    value = _int(env, name, round(default * 1000))
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1 (milliseconds)")
+    return value / 1000

@@ -268,3 +268,14 @@ def test_nonces_in_memory_are_bounded_and_expire() -> None:
     now[0] = 1101
     assert first("b", 1200)  # expired: a new signature may use it again
     assert list(cache.seen) == ["b"]  # the expired ones were dropped on the way
+
+
+def test_the_openapi_document_describes_the_signature_headers(client: TestClient) -> None:
+    document = client.get("/openapi.json").json()
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            headers = {p["name"] for p in operation["parameters"] if p["in"] == "header" and not p["required"]}
+            assert {"Signature-Input", "Signature", "Signature-Agent"} <= headers, (method, path)
+            ok = operation["responses"]["200"]["headers"]
+            assert ok["X-Petname-Bot"] == {"$ref": "#/components/headers/X-Petname-Bot"}, (method, path)
+    assert "unverified;reason=" in document["components"]["headers"]["X-Petname-Bot"]["description"]

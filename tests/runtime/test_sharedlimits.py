@@ -213,3 +213,17 @@ def test_concurrent_requests_beyond_the_pool_wait_rather_than_fail(tmp_path: Pat
         after = client.get("/api/names/apfel")
         assert after.headers["x-ratelimit-remaining"] == str(2000 - 3 * in_flight - 1)
         assert client.get("/api/status").json()["checks"]["limits"] == {"status": "ok"}
+
+
+@pytest.mark.parametrize("environ, expected", [({}, 0.01), ({"PETGEN_REDIS_TIMEOUT_MS": "250"}, 0.25)])
+def test_the_deadline_setting(environ: dict[str, str], expected: float) -> None:
+    from runtime.settings import Settings
+
+    assert Settings.from_env(environ).redis_timeout == expected
+
+
+def test_a_deadline_of_nothing_is_refused() -> None:
+    from runtime.settings import Settings
+
+    with pytest.raises(ValueError, match="PETGEN_REDIS_TIMEOUT_MS must be at least 1"):
+        Settings.from_env({"PETGEN_REDIS_TIMEOUT_MS": "0"})
