@@ -37,8 +37,8 @@ import tracemalloc
 from pathlib import Path
 
 import redis
-
 from servers import free_port, stop, wait_for
+
 from petgen.botregistration import add_bot, generate_key_pair
 from petgen.build import build
 from runtime.health import Health
@@ -93,7 +93,7 @@ def signed_headers(private_jwk: Path, port: int) -> dict[str, str]:
     class Message:
         method, url, headers = "GET", f"http://127.0.0.1:{port}{ROUTE}", {"Signature-Agent": 'sig1="https://b.example"'}
 
-    now = dt.datetime.now(dt.timezone.utc)
+    now = dt.datetime.now(dt.UTC)
     signer = HTTPMessageSigner(signature_algorithm=algorithms.ED25519,
                                key_resolver=MappingKeyResolver(private_keys={jwk["kid"]: key}, public_keys={}))
     signer.sign(Message, key_id=jwk["kid"], label="sig1", created=now, expires=now + dt.timedelta(seconds=300),

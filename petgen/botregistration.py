@@ -103,7 +103,7 @@ def add_bot(content_dir: Path, name: str, jwk: Path, contact: str, use_case: str
 
 def render_entry(entry: dict[str, Any], indent: str) -> str:
     """One bot as a YAML block-list item; every string JSON-quoted (valid YAML, never read as a number)."""
-    q = lambda value: orjson.dumps(value).decode()  # noqa: E731
+    q = lambda value: orjson.dumps(value).decode()
     lines = [f"{indent}- name: {q(entry['name'])}", f"{indent}  contact: {q(entry['contact'])}",
              f"{indent}  use_case: {q(entry['use_case'])}"]
     if "quota" in entry:

@@ -59,8 +59,8 @@ def bot_problems(bot: Any, index: int) -> list[tuple[str, str | None]]:
         if key not in BOT_FIELDS:
             found.append((f"{label}: unknown key '{key}'", did_you_mean(str(key), BOT_FIELDS)))
     if not isinstance(name, str) or not NAME.fullmatch(name):
-        found.append((f"{label}: 'name' must be 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter "
-                      "or digit)", "it is shown in the X-Petname-Bot response header, e.g. ExampleBot"))
+        found.append(((f"{label}: 'name' must be 1 to 64 letters, digits, '.', '_' or '-' (starting with a letter "
+                       "or digit)"), "it is shown in the X-Petname-Bot response header, e.g. ExampleBot"))
     for field, limit in (("contact", MAX_CONTACT), ("use_case", MAX_USE_CASE)):
         value = bot.get(field)
         if not isinstance(value, str) or not value.strip() or len(value) > limit:
@@ -75,8 +75,8 @@ def bot_problems(bot: Any, index: int) -> list[tuple[str, str | None]]:
                       f"leave it out for the default, {DEFAULT_QUOTA}"))
     keys = bot.get("keys")
     if not isinstance(keys, list) or not keys:
-        found.append((f"{label}: 'keys' must be a list of at least one Ed25519 public key", "add one with "
-                      "`petgen bots add`, or write '- x: <base64url public key>'"))
+        found.append((f"{label}: 'keys' must be a list of at least one Ed25519 public key",
+                      "add one with `petgen bots add`, or write '- x: <base64url public key>'"))
         return found
     for key in keys:
         if not isinstance(key, dict) or decode_key(key.get("x")) is None:
@@ -87,8 +87,8 @@ def bot_problems(bot: Any, index: int) -> list[tuple[str, str | None]]:
                      for k in key if k not in KEY_FIELDS)
         kid, thumbprint = key.get("kid"), jwk_thumbprint(encode_key(decode_key(key["x"]) or b""))
         if kid is not None and kid != thumbprint:
-            found.append((f"{label}: key {key['x'][:8]}…: 'kid' must be the key's RFC 7638 thumbprint, "
-                          f"{thumbprint}", "leave 'kid' out; the build computes it"))
+            found.append((f"{label}: key {key['x'][:8]}…: 'kid' must be the key's RFC 7638 thumbprint, {thumbprint}",
+                          "leave 'kid' out; the build computes it"))
     return found
 
 

@@ -12,17 +12,17 @@ from petgen.schemas import DEFS
 OPENAPI_VERSION = "1.0.0"
 ERROR_BY_STATUS = {e.status: e for e in ERROR_CODES}
 
-RATE_HEADERS = {
+RATE_HEADERS: dict[str, tuple[str, dict[str, Any]]] = {
     "X-RateLimit-Limit": ("Requests allowed per rolling minute: 60 for this client IP, or a verified bot's quota.",
                           {"type": "integer"}),
     "X-RateLimit-Remaining": ("Requests left in the current window.", {"type": "integer"}),
     "X-RateLimit-Reset": ("Seconds until the window resets (0..60).", {"type": "integer", "minimum": 0}),
-    "RateLimit-Policy": ('IETF rate-limit policy, e.g. `"per-ip";q=60;w=60`, or `"bot";q=600;w=60` for a verified '
-                         "bot.", {"type": "string"}),
+    "RateLimit-Policy": (('IETF rate-limit policy, e.g. `"per-ip";q=60;w=60`, or `"bot";q=600;w=60` for a '
+                          "verified bot."), {"type": "string"}),
     "RateLimit": ('IETF rate-limit state, e.g. `"per-ip";r=59;t=60`.', {"type": "string"}),
-    "X-Petname-Bot": ('Sent when the request carried a Web Bot Auth signature: `verified;name="…"` (counted against '
-                      "the bot's quota) or `unverified;reason=…` (counted per IP; the reason, e.g. `expired`, says "
-                      "what to fix).", {"type": "string"}),
+    "X-Petname-Bot": (('Sent when the request carried a Web Bot Auth signature: `verified;name="…"` (counted '
+                       "against the bot's quota) or `unverified;reason=…` (counted per IP; the reason, e.g. "
+                       "`expired`, says what to fix)."), {"type": "string"}),
 }
 # Optional on every operation: a registered bot's RFC 9421 signature (Web Bot Auth), which earns its own quota.
 SIGNATURE_HEADERS = {

@@ -33,7 +33,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 import http_sf
@@ -166,8 +166,9 @@ class BotVerifier:
     async def _verify(self, scope: dict[str, Any]) -> tuple[Bot | None, bytes]:
         fields = field_values(scope["headers"])
         try:
-            inputs = http_sf.parse(fields.get(b"signature-input", b""), tltype="dictionary")
-            signatures = http_sf.parse(fields.get(b"signature", b""), tltype="dictionary")
+            # label -> (members, parameters); a signature member is (bytes, parameters)
+            inputs = cast(dict[str, Any], http_sf.parse(fields.get(b"signature-input", b""), tltype="dictionary"))
+            signatures = cast(dict[str, Any], http_sf.parse(fields.get(b"signature", b""), tltype="dictionary"))
         except ValueError:
             raise Unverified("malformed") from None
         if not inputs or inputs.keys() != signatures.keys():

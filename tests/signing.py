@@ -25,7 +25,7 @@ from tests.conftest import REPO, write_site
 def documented_signer() -> ModuleType:
     """The code block of docs/bots.md that defines `signed_headers`, executed as a module (not as __main__)."""
     text = (REPO / "docs" / "bots.md").read_text(encoding="utf-8")
-    code = next(block for block in re.findall(r"```python\n(.*?)```", text, re.S) if "def signed_headers" in block)
+    code = next(block for block in re.findall(r"```python\n(.*?)```", text, re.DOTALL) if "def signed_headers" in block)
     module = ModuleType("bot_client")
     sys.modules[module.__name__] = module  # dataclasses look their module up
     exec(compile(code, "docs/bots.md", "exec"), module.__dict__)  # noqa: S102 - our own documentation

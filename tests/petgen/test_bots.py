@@ -6,10 +6,11 @@ from __future__ import annotations
 import stat
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from starlette.testclient import TestClient
 
 from petgen.bots import DEFAULT_QUOTA, jwk_thumbprint
@@ -35,7 +36,7 @@ def keygen(runner: CliRunner, prefix: Path) -> tuple[Path, Path, str]:
     return Path(f"{prefix}.private.jwk"), Path(f"{prefix}.public.jwk"), kid
 
 
-def add(runner: CliRunner, content: Path, name: str, jwk: Path, *extra: str) -> object:
+def add(runner: CliRunner, content: Path, name: str, jwk: Path, *extra: str) -> Result:
     return runner.invoke(cli, ["bots", "add", name, "--jwk", str(jwk), "--contact", "https://bot.example/about",
                                "--use-case", "Suggests pet names", "--content", str(content), *extra])
 
@@ -102,22 +103,22 @@ def test_add_refuses_what_it_cannot_register(runner: CliRunner, content: Path, t
     short = tmp_path / "short.jwk"
     short.write_text('{"kty": "OKP", "crv": "Ed25519", "x": "tooshort"}')
     _, other, _ = keygen(runner, tmp_path / "other")
-    cases = [
+    cases: list[tuple[list[Any], str]] = [
         (["Copy", public], f"Error: the key {kid} is already registered for 'ExampleBot'.\n"),
         (["ExampleBot", other], f"Error: a bot named 'ExampleBot' is already registered in {content / 'bots.yml'}.\n"),
-        (["Thief", private], f"Error: {private} holds a private key ('d'): register the public key only (petgen bots "
-                             "keygen writes it to PREFIX.public.jwk), and keep the private one secret.\n"),
-        (["Rsa", rsa], f"Error: {rsa}: only Ed25519 keys (kty \"OKP\", crv \"Ed25519\") can be registered, not "
-                       "kty='RSA', crv=None.\n"),
-        (["Pem", garbage], f"Error: {garbage} is not JSON: pass a JWK such as {{\"kty\": \"OKP\", \"crv\": \"Ed25519\","
-                           " \"x\": \"…\"}.\n"),
+        (["Thief", private], (f"Error: {private} holds a private key ('d'): register the public key only (petgen bots "
+                             "keygen writes it to PREFIX.public.jwk), and keep the private one secret.\n")),
+        (["Rsa", rsa], (f"Error: {rsa}: only Ed25519 keys (kty \"OKP\", crv \"Ed25519\") can be registered, not "
+                       "kty='RSA', crv=None.\n")),
+        (["Pem", garbage], (f"Error: {garbage} is not JSON: pass a JWK such as {{\"kty\": \"OKP\", \"crv\": \"Ed25519\","
+                           " \"x\": \"…\"}.\n")),
         (["Short", short], f"Error: {short}: 'x' must be a base64url Ed25519 public key of 32 bytes.\n"),
         (["Missing", tmp_path / "nope.jwk"], f"Error: cannot read {tmp_path / 'nope.jwk'}: No such file or directory.\n"),
-        (["bad name", other], "Error: bot 'bad name': 'name' must be 1 to 64 letters, digits, '.', '_' or '-' "
+        (["bad name", other], ("Error: bot 'bad name': 'name' must be 1 to 64 letters, digits, '.', '_' or '-' "
                               "(starting with a letter or digit) (it is shown in the X-Petname-Bot response header, "
-                              "e.g. ExampleBot).\n"),
-        (["Greedy", other, "--quota", "1000001"], "Error: bot 'Greedy': 'quota' must be a whole number of requests "
-                                                  "per minute from 1 to 1,000,000 (leave it out for the default, 600).\n"),
+                              "e.g. ExampleBot).\n")),
+        (["Greedy", other, "--quota", "1000001"], ("Error: bot 'Greedy': 'quota' must be a whole number of requests "
+                                                  "per minute from 1 to 1,000,000 (leave it out for the default, 600).\n")),
     ]
     before = (content / "bots.yml").read_bytes()
     for (name, jwk, *extra), expected in cases:
@@ -130,8 +131,8 @@ def test_add_refuses_what_it_cannot_register(runner: CliRunner, content: Path, t
                                      str(content)])
     assert no_contact.exit_code == 2 and "Missing option '--contact'." in no_contact.output
     nowhere = add(runner, tmp_path / "nope", "X", other)
-    assert (nowhere.exit_code, nowhere.output) == (1, f"Error: {tmp_path / 'nope'} does not exist; pass --content "
-                                                      "DIR.\n")
+    assert (nowhere.exit_code, nowhere.output) == (1, (f"Error: {tmp_path / 'nope'} does not exist; pass --content "
+                                                      "DIR.\n"))
 
 
 def test_add_refuses_to_append_to_a_broken_registry(runner: CliRunner, content: Path, tmp_path: Path) -> None:
@@ -170,8 +171,8 @@ def test_one_key_one_bot_and_unique_names(content: Path) -> None:
     with pytest.raises(ContentError) as info:
         load_knowledge_base(content)
     messages = [p.message for p in info.value.problems]
-    assert messages == ["bot 'A' is registered twice", f"bot 'A': key {jwk_thumbprint(KEY)} is already registered "
-                                                         "for 'A'"]
+    assert messages == ["bot 'A' is registered twice", (f"bot 'A': key {jwk_thumbprint(KEY)} is already registered "
+                                                         "for 'A'")]
 
 
 def test_directory_round_trips_a_key_added_with_the_cli(runner: CliRunner, content: Path, tmp_path: Path,

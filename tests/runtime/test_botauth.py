@@ -27,7 +27,7 @@ from tests.runtime.test_server import running_server
 from tests.signing import SIGNER, SignedBot, fresh_window, make_bot, site_with_bot
 
 NOW = dt.datetime.now  # the signer's clock is the real one, as a bot's is
-UTC = dt.timezone.utc
+UTC = dt.UTC
 
 
 def at(seconds: float) -> dt.datetime:

@@ -10,6 +10,7 @@ import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -36,7 +37,7 @@ def replicas(dist: Path, redis_url: str, count: int = 2, **settings: object) -> 
     with contextlib.ExitStack() as stack:
         clients = []
         for _ in range(count):
-            options = {"rate_limit": 60, "redis_timeout": 1.0, **settings}
+            options: dict[str, Any] = {"rate_limit": 60, "redis_timeout": 1.0, **settings}
             base = stack.enter_context(running_server(dist, redis_url=redis_url, **options))
             clients.append(stack.enter_context(httpx.Client(base_url=base, headers={"Host": HOST})))
         yield clients
