@@ -104,13 +104,14 @@ class Verifier(HTTPMessageVerifier):
         """Already checked, with the reason for each failure, by `BotVerifier._check`."""
 
 
-class Keys(HTTPSignatureKeyResolver):
-    def __init__(self, keys: dict[str, RegisteredKey]) -> None:
-        self.keys = keys
+class OneKey(HTTPSignatureKeyResolver):
+    """The key `_check` found for the signature's keyid: verification uses that one, whatever a reload does."""
+
+    def __init__(self, key_id: str, key: Ed25519PublicKey) -> None:
+        self.key_id, self.key = key_id, key
 
     def resolve_public_key(self, key_id: str) -> Ed25519PublicKey | None:
-        found = self.keys.get(key_id)
-        return found.key if found else None
+        return self.key if key_id == self.key_id else None
 
 
 class BotVerifier:
@@ -119,8 +120,7 @@ class BotVerifier:
         self.nonces = nonces or NonceCache()
         self.trusted = trusted_proxies
         self.clock = clock
-        self.keys: dict[str, RegisteredKey] = {}
-        self.verifier = Verifier(signature_algorithm=algorithms.ED25519, key_resolver=Keys(self.keys))
+        self.keys: dict[str, RegisteredKey] = {}  # replaced as a whole on reload (from another thread in dev)
 
     def load(self, bots: list[dict[str, Any]]) -> None:
         """Use the registered bots of a (re)loaded dist: name, quota and keys (see petgen.bots.runtime_bots).
@@ -143,7 +143,6 @@ class BotVerifier:
                 keys[jwk_thumbprint(encode_key(raw))] = RegisteredKey(bot, Ed25519PublicKey.from_public_bytes(raw),
                                                                       status)
         self.keys = keys
-        self.verifier = Verifier(signature_algorithm=algorithms.ED25519, key_resolver=Keys(keys))
 
     @staticmethod
     def signed(scope: dict[str, Any]) -> bool:
@@ -192,7 +191,9 @@ class BotVerifier:
         registered, expires = self._check(label, members, params, signature, b"signature-agent" in fields)
         request = Request(scope["method"], self._url(scope, fields), Headers(scope["headers"]))
         try:
-            self.verifier.verify(request, expect_tag=TAG, expect_label=label, max_age=None)
+            verifier = Verifier(signature_algorithm=algorithms.ED25519, key_resolver=OneKey(params["keyid"],
+                                                                                           registered.key))
+            verifier.verify(request, expect_tag=TAG, expect_label=label, max_age=None)
         except HTTPMessageSignaturesException:
             raise Unverified("bad_signature") from None
         nonce = params.get("nonce")
