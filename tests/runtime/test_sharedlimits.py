@@ -191,7 +191,7 @@ def test_the_counter_in_redis_matches_the_one_in_memory(redis_url: str) -> None:
         assert store.available
         await store.close()
 
-    fresh_window(3600, need=30)
+    fresh_window(3600, need=5)
     asyncio.run(scenario())
     ttl = redis.Redis.from_url(redis_url).pttl("petgen:rate:3600:k")
     assert 3600_000 < ttl <= 7200_000  # kept until the end of the next window, then gone
