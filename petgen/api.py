@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from petgen.bots import runtime_bots
 from petgen.content import FILTER_FACETS, Entry, Site
 from petgen.dist import DistWriter
 from petgen.kb import KnowledgeBase
@@ -92,5 +93,6 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "facetCounts": facet_counts,
         "items": summaries,
         "lexicon": kb.lexicon,
+        "bots": runtime_bots(kb.bots),
     }
     writer.add_file(None, DATA_FILE, encode(data), "application/json")

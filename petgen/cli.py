@@ -360,5 +360,42 @@ def new(title: str, content_dir: Path) -> None:
     click.echo(f"Created {path}")
 
 
+@cli.group()
+def bots() -> None:
+    """Register signed bots (Web Bot Auth): their keys and quotas in content/bots.yml."""
+
+
+@bots.command("add")
+@click.argument("name")
+@click.option("--jwk", type=click.Path(path_type=Path, dir_okay=False), required=True,
+              help="The bot's Ed25519 public key: a JWK (or a JWKS) file.")
+@click.option("--contact", required=True, help="How to reach the bot's operator: a URL or an e-mail address.")
+@click.option("--use-case", required=True, help="What the bot does with the API, in a sentence.")
+@click.option("--quota", type=click.IntRange(min=1), help="Requests per minute for this bot.  [default: 600]")
+@CONTENT
+def bots_add(name: str, jwk: Path, contact: str, use_case: str, quota: int | None, content_dir: Path) -> None:
+    """Register bot NAME with its public key; the next build publishes the key and the runtime grants the quota."""
+    from petgen.botregistration import add_bot
+
+    try:
+        bot = add_bot(content_dir, name, jwk, contact, use_case, quota)
+    except ContentError as exc:
+        _print_problems(exc)
+        raise
+    click.echo(f"Registered {bot.name} (quota {bot.quota}/min, key {', '.join(bot.kids)}) in {bot.path}; "
+               "run `petgen build` to publish it.")
+
+
+@bots.command("keygen")
+@click.argument("prefix", type=click.Path(path_type=Path), default=Path("bot"))
+def bots_keygen(prefix: Path) -> None:
+    """Make an Ed25519 key pair for testing: PREFIX.private.jwk (secret) and PREFIX.public.jwk (to register)."""
+    from petgen.botregistration import generate_key_pair
+
+    private, public, kid = generate_key_pair(prefix)
+    click.echo(f"Wrote {private} (the private key: keep it secret, sign with it) and {public} (the public key: "
+               f"petgen bots add NAME --jwk {public} …).\nkeyid: {kid}")
+
+
 def main() -> None:
     cli(prog_name="petgen")

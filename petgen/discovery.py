@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from petgen.apierrors import ERROR_CODES
+from petgen.bots import directory
 from petgen.cache import cached, fingerprint
 from petgen.dist import HTML, TEXT, DistWriter
 from petgen.kb import KnowledgeBase
@@ -149,9 +150,8 @@ def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter, cache_dir:
     card = cached(cache_dir, "server-card", server_card_key(kb), lambda: _json(server_card(kb)))
     writer.add_file("/.well-known/mcp/server-card.json", ".well-known/mcp/server-card.json", card, JSON)
     writer.add_file("/mcp/server-card", "mcp/server-card.json", card, JSON)
-    jwks = {"keys": [key for bot in kb.bots for key in bot["keys"]]}
     writer.add_file("/.well-known/http-message-signatures-directory",
-                    ".well-known/http-message-signatures-directory", _json(jwks), SIGNATURES_DIRECTORY)
+                    ".well-known/http-message-signatures-directory", _json(directory(kb.bots)), SIGNATURES_DIRECTORY)
     writer.add_file("/llms.txt", "llms.txt", llms_txt(kb).encode(), TEXT.replace("plain", "markdown"))
     writer.add_file("/llms-full.txt", "llms-full.txt", corpus_markdown(kb).encode(), TEXT.replace("plain", "markdown"))
     writer.add_file("/robots.txt", "robots.txt", robots_txt(base).encode(), TEXT)

@@ -18,12 +18,27 @@ FACET_PARAMETERS = {
     "region": "ueberregional, or a region where the name is at home.",
     "language": "The language a loanword comes from (deutsch for German names).",
 }
-RATE_HEADERS = {
-    "X-RateLimit-Limit": ("Requests allowed per rolling minute for this client IP.", {"type": "integer"}),
+RATE_HEADERS: dict[str, tuple[str, dict[str, Any]]] = {
+    "X-RateLimit-Limit": ("Requests allowed per rolling minute: 60 for this client IP, or a verified bot's quota.",
+                          {"type": "integer"}),
     "X-RateLimit-Remaining": ("Requests left in the current window.", {"type": "integer"}),
     "X-RateLimit-Reset": ("Seconds until the window resets (0..60).", {"type": "integer", "minimum": 0}),
-    "RateLimit-Policy": ('IETF rate-limit policy, e.g. `"per-ip";q=60;w=60`.', {"type": "string"}),
+    "RateLimit-Policy": (('IETF rate-limit policy, e.g. `"per-ip";q=60;w=60`, or `"bot";q=600;w=60` for a '
+                          "verified bot."), {"type": "string"}),
     "RateLimit": ('IETF rate-limit state, e.g. `"per-ip";r=59;t=60`.', {"type": "string"}),
+    "X-Petname-Bot": (('Sent when the request carried a Web Bot Auth signature: `verified;name="…"` (counted '
+                       "against the bot's quota) or `unverified;reason=…` (counted per IP; the reason, e.g. "
+                       "`expired`, says what to fix)."), {"type": "string"}),
+}
+# Optional on every operation: a registered bot's RFC 9421 signature (Web Bot Auth), which earns its own quota.
+SIGNATURE_HEADERS = {
+    "Signature-Input": 'Web Bot Auth (RFC 9421, Ed25519), optional: the covered components and parameters, e.g. '
+                       '`sig1=("@authority" "signature-agent";key="sig1");created=…;expires=…;keyid="<JWK '
+                       'thumbprint>";tag="web-bot-auth"`. A registered bot\'s verified request counts against its own '
+                       "quota instead of the per-IP budget; `X-Petname-Bot` says whether it verified.",
+    "Signature": "Web Bot Auth, optional: the Ed25519 signature for the `Signature-Input` label, e.g. `sig1=:…:`.",
+    "Signature-Agent": 'Web Bot Auth, optional: where the bot publishes its keys, e.g. `sig1="https://bot.example"`; '
+                       "when sent, the signature must cover it.",
 }
 RETRY_AFTER = {"Retry-After": ("Seconds to wait before the next request.", {"type": "integer", "minimum": 0})}
 CACHE_HEADERS = {
@@ -288,11 +303,17 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
                                                  "loaded); the body is the Status resource all the same."}},
         }},
     }
+    for item in paths.values():
+        for operation in item.values():
+            operation["parameters"] = [*operation.get("parameters", []), *(
+                _param(name, "header", {"type": "string"}, text) for name, text in SIGNATURE_HEADERS.items())]
     return {
         "openapi": "3.1.0",
         "info": {
             "title": site.name, "version": OPENAPI_VERSION,
             "description": f"{site.description} Read-only and anonymous; 60 requests per minute per client IP. "
+                           "Registered bots that sign their requests (Web Bot Auth: RFC 9421, Ed25519; keys at "
+                           "/.well-known/http-message-signatures-directory) get a quota of their own. "
                            "Every response carries CORS `*` and rate-limit headers; every JSON body a `license`.",
             "license": {"name": site.license["name"], "url": site.license["url"]},
         },

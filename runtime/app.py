@@ -23,6 +23,7 @@ from petgen.openapi import OPENAPI_VERSION
 from petgen.resources import encode, status_resource
 from petgen.security import RAW_SECURITY_HEADERS
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
+from runtime.botauth import BotVerifier
 from runtime.cors import CORSMiddleware
 from runtime.dist import Dist, DistNotFound, StaticFile
 from runtime.errors import JSON, error_response, send_error, use_site
@@ -32,11 +33,14 @@ from runtime.logs import ensure_logging, root_logger_kept
 from runtime.mcp import build_mcp, mcp_routes
 from runtime.mcp_transport import McpErrorEnvelope
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
+from runtime.nonces import NonceCache
 from runtime.params import shown
 from runtime.ratelimit import RateLimitMiddleware
 from runtime.search import BadSearch, parse_search_query, search_results
 from runtime.security import SecurityHeadersMiddleware
 from runtime.settings import Settings
+from runtime.sharedcounter import SharedWindowCounter
+from runtime.sharedstore import SharedStore
 from runtime.static import StaticRoutes, dynamic_file, send_file
 
 log = logging.getLogger("petgen.runtime")
@@ -291,8 +295,16 @@ class PetgenApp:
         self._mcp_started = False
         self.static = StaticRoutes(self._starlette, dist=lambda: self.runtime.dist, dynamic_paths=DYNAMIC_PATHS)
         inner = GuardMiddleware(self._when_up, max_body=settings.max_body, body_timeout=settings.body_timeout)
+        # Redis, when configured, holds the rate-limit counts and bot nonces of all replicas (runtime/sharedstore.py).
+        self.shared = (SharedStore(settings.redis_url, health=self.runtime.health, timeout=settings.redis_timeout)
+                       if settings.redis_url else None)
+        self.bots = BotVerifier(nonces=NonceCache(self.shared), trusted_proxies=settings.trusted_proxies)
+        self.runtime.on_load.append(lambda dist: self.bots.load(dist.bots))
+        self.bots.load(self.runtime.dist.bots if self.runtime.dist is not None else [])
         self.ratelimit = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
-                                             trusted_proxies=settings.trusted_proxies)
+                                             trusted_proxies=settings.trusted_proxies, bots=self.bots)
+        if self.shared is not None:
+            self.ratelimit.shared = SharedWindowCounter(self.shared, self.ratelimit.store)
         # CORS outermost: even a 429 can be read by a browser; on /mcp, a 429 or 413 is a JSON-RPC error too.
         self.cors = CORSMiddleware(McpErrorEnvelope(self.ratelimit), allowed_origins=settings.allowed_origins,
                                    post_paths=POST_PATHS)
@@ -307,7 +319,7 @@ class PetgenApp:
             if file is not None:
                 extra = cors = self.cors.headers_for(scope)
                 if self.ratelimit.enabled:
-                    allowed, limits = self.ratelimit.evaluate(scope)
+                    allowed, limits = await self.ratelimit.evaluate(scope)
                     if not allowed:
                         await self.ratelimit.reject(_with_headers(send, cors + RAW_SECURITY_HEADERS), limits)
                         return
@@ -359,6 +371,8 @@ class PetgenApp:
             await receive()  # lifespan.shutdown
             tasks.cancel_scope.cancel()
         self._tasks, self._mcp_started = None, False
+        if self.shared is not None:
+            await self.shared.close()
         await send({"type": "lifespan.shutdown.complete"})
 
     async def _down(self, scope: dict[str, Any], send: Callable[..., Any]) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection
 from typing import Any
 
 EXPOSED = b"ETag, Link, Location, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, " \
-          b"RateLimit, RateLimit-Policy, Mcp-Session-Id"
+          b"RateLimit, RateLimit-Policy, X-Petname-Bot, Mcp-Session-Id"
 ALLOWED_HEADERS = b"Accept, Authorization, Content-Type, If-None-Match, Prefer, prefer.streaming, Last-Event-ID, " \
                   b"Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Signature, Signature-Input, " \
                   b"Signature-Agent"

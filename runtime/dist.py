@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ class Dist:
     not_found_html: bytes
     search: SearchIndex
     lexicon_index: Lexicon
+    bots: list[dict[str, Any]] = field(default_factory=list)  # name, quota, keys (kid, x): see petgen/bots.py
 
     @cached_property
     def slugs(self) -> set[str]:
@@ -122,7 +123,7 @@ class Dist:
                    aliases={slug: (facet[0], facet[1]) for slug, facet in data["aliases"].items()},
                    facets=data["facets"], facet_counts=data["facetCounts"], source_hash=data["sourceHash"],
                    newest_review=data["newestReview"], not_found_html=not_found, search=search,
-                   lexicon_index=Lexicon.from_data(data.get("lexicon", {})))
+                   lexicon_index=Lexicon.from_data(data.get("lexicon", {})), bots=data.get("bots", []))
 
 
 def load_search_index(root: Path, manifest: dict[str, Any]) -> SearchIndex:

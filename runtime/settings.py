@@ -83,11 +83,12 @@ class Settings:
     keepalive_timeout: float = 5.0  # an idle keep-alive connection is closed after this
     max_connections: int = 1000  # more get a fast 503; 0 turns the cap off
     log_level: str = "info"
+    redis_timeout: float = 0.01  # seconds Redis may take to answer before the runtime counts in its own process
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES,
-        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL."""
+        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL, PETGEN_REDIS_TIMEOUT_MS."""
         env = os.environ if environ is None else environ
         defaults = cls()
         return cls(
@@ -104,6 +105,7 @@ class Settings:
             keepalive_timeout=_seconds(env, "PETGEN_KEEPALIVE_TIMEOUT", defaults.keepalive_timeout),
             max_connections=_int(env, "PETGEN_MAX_CONNECTIONS", defaults.max_connections),
             log_level=_log_level(env, defaults.log_level),
+            redis_timeout=_milliseconds(env, "PETGEN_REDIS_TIMEOUT_MS", defaults.redis_timeout),
         )
 
 
@@ -138,3 +140,11 @@ def _log_level(env: os._Environ[str] | dict[str, str], default: str) -> str:
     if value not in LOG_LEVELS:
         raise ValueError(f"PETGEN_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not '{value}'")
     return value
+
+
+def _milliseconds(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:
+    """A duration given in whole milliseconds (at least 1), as seconds."""
+    value = _int(env, name, round(default * 1000))
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1 (milliseconds)")
+    return value / 1000

@@ -62,14 +62,15 @@ def test_signatures_directory_is_an_empty_jwks_until_keys_are_registered(client:
 def test_registered_bot_keys_are_published(content: Path, tmp_path: Path,
                                            make_client: Callable[..., TestClient]) -> None:
     (content / "bots.yml").write_text(f"bots:\n  - name: TestBot\n    contact: https://bot.example\n"
-                                      f"    keys:\n      - x: {KEY}\n", encoding="utf-8")
+                                      f"    use_case: Tests\n    keys:\n      - x: {KEY}\n", encoding="utf-8")
     build(content, tmp_path / "d", base_url="http://testserver")
     keys = make_client(tmp_path / "d").get("/.well-known/http-message-signatures-directory").json()["keys"]
     assert keys == [{"kty": "OKP", "crv": "Ed25519", "x": KEY, "kid": jwk_thumbprint(KEY)}]
 
 
 def test_bad_bot_key_is_a_content_error(content: Path) -> None:
-    (content / "bots.yml").write_text("bots:\n  - name: TestBot\n    keys:\n      - x: tooshort\n", encoding="utf-8")
+    (content / "bots.yml").write_text("bots:\n  - name: TestBot\n    contact: https://bot.example\n    use_case: Tests\n"
+                                      "    keys:\n      - x: tooshort\n", encoding="utf-8")
     with pytest.raises(ContentError) as info:
         load_knowledge_base(content)
     assert "every key needs 'x', a base64url Ed25519 public key of 32 bytes" in info.value.problems[0].message
