@@ -2,40 +2,50 @@
 
 from __future__ import annotations
 
-from petgen.content import Entry, Site
+from petgen.content import FILTER_FACETS, Entry, Site
 from petgen.dist import DistWriter
 from petgen.kb import KnowledgeBase
 from petgen.resources import (
-    DEFAULT_LIMIT, category_list, category_resource, category_summary, encode, license_of,
+    DEFAULT_LIMIT, category_list, category_resource, category_summary, encode, in_category, license_of,
     list_route, name_list, name_resource, name_summary, status_resource,
 )
 
 DATA_FILE = "_data/index.json"
 
 
-def list_filters(kb: KnowledgeBase, summaries: list[dict]) -> dict[tuple[str | None, str | None], list[dict]]:
-    """Every precomputed filter with its matching summaries, in list order: none, each category, each
-    mood, each non-empty category×mood pair. One pass over the summaries, not one per filter."""
-    filters: dict[tuple[str | None, str | None], list[dict]] = {(None, None): summaries}
-    filters.update({(c.slug, None): [] for c in kb.categories})
-    filters.update({(None, m.slug): [] for m in kb.moods})
-    pairs: dict[tuple[str | None, str | None], list[dict]] = {}
+Filter = tuple[tuple[str, str], ...]  # ((name, value), …) in LIST_FILTERS order
+
+
+def list_filters(kb: KnowledgeBase, summaries: list[dict]) -> dict[Filter, list[dict]]:
+    """Every precomputed filter with its matching summaries, in list order: none, each category (aliases
+    included), each mood, each non-empty category×mood pair, each facet value. One pass over the summaries."""
+    aliases = kb.aliases
+    filters: dict[Filter, list[dict]] = {(): summaries}
+    filters.update({(("category", c.slug),): [] for c in kb.categories})
+    filters.update({(("mood", m.slug),): [] for m in kb.moods})
+    for name in FILTER_FACETS:
+        filters.update({((name, value),): [] for value in kb.facets.slugs(name)})
+    pairs: dict[Filter, list[dict]] = {}
     for item in summaries:
-        for c in item["categories"]:
-            filters[c, None].append(item)
+        categories = [c.slug for c in kb.categories if in_category(item, c.slug, aliases)]
+        for c in categories:
+            filters[("category", c),].append(item)
             for m in item["moods"]:
-                pairs.setdefault((c, m), []).append(item)
+                pairs.setdefault((("category", c), ("mood", m)), []).append(item)
         for m in item["moods"]:
-            filters[None, m].append(item)
-    filters.update({(c.slug, m.slug): pairs[c.slug, m.slug] for c in kb.categories for m in kb.moods
-                    if (c.slug, m.slug) in pairs})
+            filters[("mood", m),].append(item)
+        for name in FILTER_FACETS:
+            value = item[name]
+            for v in value if isinstance(value, list) else [value]:
+                filters.setdefault(((name, v),), []).append(item)
+    filters.update({key: pairs[key] for c in kb.categories for m in kb.moods
+                    if (key := (("category", c.slug), ("mood", m.slug))) in pairs})
     return filters
 
 
-def list_stem(category: str | None, mood: str | None, offset: int) -> str:
-    parts = [f"category-{category}" if category else "", f"mood-{mood}" if mood else "",
-             f"offset-{offset}" if offset else ""]
-    return "api/names/list/" + (".".join(p for p in parts if p) or "all")
+def list_stem(filters: Filter, offset: int) -> str:
+    parts = [f"{name}-{value}" for name, value in filters] + ([f"offset-{offset}"] if offset else [])
+    return "api/names/list/" + (".".join(parts) or "all")
 
 
 def emit_name(entry: Entry, site: Site, writer: DistWriter) -> None:
@@ -49,24 +59,26 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     summaries = [name_summary(e, site) for e in kb.entries]
 
     filters = list_filters(kb, summaries)
-    for (category, mood), matching in filters.items():
+    for key, matching in filters.items():
+        query = dict(key)
         for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
-            page = name_list(matching, category=category, mood=mood, limit=DEFAULT_LIMIT, offset=offset,
-                             base_url=site.base_url, license=license_)
-            writer.add_hashed(list_route(category, mood, DEFAULT_LIMIT, offset), list_stem(category, mood, offset),
-                              encode(page))
+            page = name_list(matching, filters=query, limit=DEFAULT_LIMIT, offset=offset, base_url=site.base_url,
+                             license=license_)
+            writer.add_hashed(list_route(query, DEFAULT_LIMIT, offset), list_stem(key, offset), encode(page))
 
     items = []
     for category in kb.categories:
-        names = filters[category.slug, None]
+        names = filters[("category", category.slug),]
         items.append(category_summary(category, len(names), site))
         writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
                           encode(category_resource(category, names, site)))
-    writer.add_hashed("/api/categories", "api/categories", encode(category_list(items, kb.moods, site)))
+    facet_counts = kb.facet_counts()
+    writer.add_hashed("/api/categories", "api/categories",
+                      encode(category_list(items, kb.moods, site, kb.facets, facet_counts)))
 
     status = status_resource(site=site, status="ok", timestamp=f"{kb.newest_review}T00:00:00Z",
                              names=len(kb.entries), categories=len(kb.categories), moods=len(kb.moods),
-                             content_hash=kb.source_hash)
+                             content_hash=kb.source_hash, facets=facet_counts)
     writer.add_hashed("/api/status", "api/status", encode(status))
 
     data = {
@@ -74,7 +86,10 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "sourceHash": kb.source_hash,
         "newestReview": kb.newest_review,
         "categories": [c.slug for c in kb.categories],
+        "aliases": {slug: list(facet) for slug, facet in kb.aliases.items()},
         "moods": [m.slug for m in kb.moods],
+        "facets": {name: kb.facets.slugs(name) for name in FILTER_FACETS},
+        "facetCounts": facet_counts,
         "items": summaries,
         "lexicon": kb.lexicon,
     }

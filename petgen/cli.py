@@ -20,6 +20,20 @@ OUT = click.option("--out", "out_dir", type=click.Path(path_type=Path), default=
                    help="Output directory; replaced atomically.")
 
 
+def _runtime_origin(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from petgen.redirects import parse_runtime_origin
+
+    try:
+        return parse_runtime_origin(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+RUNTIME_ORIGIN = click.option("--runtime-origin", envvar="PETGEN_RUNTIME_ORIGIN", callback=_runtime_origin,
+                              help="Where the CDN proxies what only the runtime answers (scheme://host[:port]); "
+                              "written into _redirects. Default: none, a static preview. [env: PETGEN_RUNTIME_ORIGIN]")
+
+
 def cache_options(f):  # type: ignore[no-untyped-def]
     """`--cache-dir DIR` and `--no-cache`, passed on as one `cache_dir` (None: parse everything)."""
     def with_cache_dir(*args, cache_dir: Path, no_cache: bool, **kwargs):  # type: ignore[no-untyped-def]
@@ -69,8 +83,10 @@ def check(content_dir: Path, strict: bool, cache_dir: Path | None) -> None:
 @OUT
 @click.option("--base-url", help="Public base URL for every `url` and `nextUrl` (default: site.yml).")
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+@RUNTIME_ORIGIN
 @cache_options
-def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, cache_dir: Path | None) -> None:
+def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, runtime_origin: str | None,
+          cache_dir: Path | None) -> None:
     """Compile the content into dist/: JSON API, pages, manifest, CDN rules."""
     from petgen.build import build as run_build
     from petgen.content import entry_files
@@ -81,7 +97,7 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
         bar = click.progressbar(length=2 * count, label="Building", file=click.get_text_stream("stderr"))
     try:
         result = run_build(content_dir, out_dir, base_url=base_url, strict=strict, cache_dir=cache_dir,
-                           progress=bar.update if bar else None)
+                           progress=bar.update if bar else None, runtime_origin=runtime_origin)
     except ContentError as exc:
         _print_problems(exc)
         raise
@@ -179,16 +195,23 @@ def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[
 
 
 def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: Path | None = None) -> None:
-    """Build when dist is missing, older than the content, or made for another base URL."""
+    """Build when dist is missing, older than the content, or made for another base URL or runtime origin
+    (PETGEN_RUNTIME_ORIGIN, as for `petgen build`: behind a CDN the runtime serves the dist the CDN got)."""
     import orjson
 
     from petgen.build import build as run_build, is_stale
+    from petgen.redirects import parse_runtime_origin
 
+    try:
+        runtime_origin = parse_runtime_origin(os.environ.get("PETGEN_RUNTIME_ORIGIN"))
+    except ValueError as exc:
+        raise click.ClickException(f"PETGEN_RUNTIME_ORIGIN: {exc}") from None
     manifest = dist_dir / "_manifest.json"
     stale = is_stale(content_dir, dist_dir) if content_dir.is_dir() else not manifest.exists()
     if not stale:
         try:
-            stale = orjson.loads(manifest.read_bytes()).get("base_url") != base_url.rstrip("/")
+            built = orjson.loads(manifest.read_bytes())
+            stale = (built.get("base_url"), built.get("runtime_origin")) != (base_url.rstrip("/"), runtime_origin)
         except (OSError, ValueError):
             stale = True
     if stale:
@@ -196,7 +219,8 @@ def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: P
             raise click.ClickException(f"{dist_dir} is not built and there is no content directory {content_dir}; "
                                        "pass --content DIR")
         try:
-            result = run_build(content_dir, dist_dir, base_url=base_url, cache_dir=cache_dir)
+            result = run_build(content_dir, dist_dir, base_url=base_url, cache_dir=cache_dir,
+                               runtime_origin=runtime_origin)
         except ContentError as exc:
             _print_problems(exc)
             raise
@@ -312,7 +336,8 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
 @click.option("--oldest", default=10, show_default=True, type=click.IntRange(min=0),
               help="How many of the least recently reviewed entries to list.")
 def stats(content_dir: Path, oldest: int) -> None:
-    """Show entries per category and mood, field completeness, words per field, oldest reviews."""
+    """Show entries per category, mood and facet, field completeness, words per field, oldest reviews and the
+    most repeated phrases."""
     from petgen.kb import load_knowledge_base
     from petgen.stats import render_stats
 

@@ -49,18 +49,34 @@ ENTRY_FIELDS: dict[str, str] = {
     "moods": "text_list",
     "keywords": "text_list",
     "examples": "text_list",
+    "relationship": "text_list",
+    "gender": "text",
+    "genderNote": "text",
+    "region": "text_list",
+    "language": "text",
+    "caution": "text",
+    "originCertainty": "text",
     "related": "text_list",
     "faq": "faq",
     "datePublished": "date",
     "lastReviewed": "date",
 }
-OPTIONAL_FIELDS = frozenset({"related"})
+OPTIONAL_FIELDS = frozenset({"related", "genderNote", "language", "caution"})
+DEFAULT_LANGUAGE = "deutsch"
+# The facets (content/facets.yml): who a name is for and where it comes from. The first four filter
+# lists (`/api/names?gender=sie`), in this order in list routes; originCertainty is a property.
+FILTER_FACETS = ("relationship", "gender", "region", "language")
+FACETS = (*FILTER_FACETS, "originCertainty")
+SINGLE_VALUED = frozenset({"gender", "language", "originCertainty"})  # the others are lists
+EVERY_REGION = "*"  # `region=*` in an alias category: any region but the one below
+SUPRAREGIONAL = "ueberregional"
 # Body sections: Markdown heading -> field.
 SECTIONS = {"Herkunft": "origin", "Verwendung": "usage"}
 
 SITE_FIELDS = ("name", "site", "base_url", "language", "api_version", "description", "license")
 LICENSE_FIELDS = ("name", "url", "attribution")
 CATEGORY_FIELDS = ("slug", "title", "emoji", "description", "moods")
+CATEGORY_OPTIONAL = ("facet",)
 MOOD_FIELDS = ("slug", "title", "description")
 
 
@@ -87,6 +103,9 @@ class Mood:
     description: str
 
 
+FacetValue = Mood  # a facet's value has the same fields as a mood: slug, title, description
+
+
 @dataclass
 class Category:
     slug: str
@@ -94,6 +113,22 @@ class Category:
     emoji: str
     description: str
     moods: list[str]
+    facet: tuple[str, str] | None = None  # an alias of a facet value: ("gender", "sie"), ("region", "*")
+
+    def has(self, entry: Entry) -> bool:
+        """Whether `entry` belongs to this category (for an alias: by its facet)."""
+        if self.facet is None:
+            return self.slug in entry.categories
+        return facet_matches(self.facet, getattr(entry, self.facet[0]))
+
+
+def facet_matches(facet: tuple[str, str], value: str | list[str]) -> bool:
+    """Whether an entry's facet value (a slug, or a list of slugs) matches an alias's `name=value`."""
+    wanted = facet[1]
+    values = value if isinstance(value, list) else [value]
+    if wanted == EVERY_REGION:
+        return any(v != SUPRAREGIONAL for v in values)
+    return wanted in values
 
 
 @dataclass
@@ -115,10 +150,18 @@ class Entry:
     lastReviewed: str
     origin: str
     usage: str
+    relationship: list[str] = field(default_factory=list)
+    gender: str = ""
+    region: list[str] = field(default_factory=list)
+    originCertainty: str = ""
+    genderNote: str | None = None
+    language: str = DEFAULT_LANGUAGE
+    caution: str | None = None
     lines: dict[str, int] = field(default_factory=dict)  # field or "examples[2]" -> line
     sentences: list[tuple[str, str, str]] = field(default_factory=list, repr=False)  # (field, key, sentence)
     terms: dict[str, float] | None = field(default=None, repr=False)  # search terms, see `search_fields`
     name_keys: tuple[str, ...] = field(default=(), repr=False)  # title and variants folded (validate.py)
+    phrases: tuple[int, ...] = field(default=(), repr=False)  # hashed five-word phrases (validate.py)
 
     def search_fields(self) -> dict[str, list[str]]:
         """The texts the search index covers, by field (petgen/search.py weighs them)."""
@@ -368,7 +411,8 @@ def load_site(content_dir: Path, problems: Problems) -> Site | None:
     )
 
 
-def _load_vocabulary(path: Path, fields: tuple[str, ...], problems: Problems) -> list[dict[str, Any]]:
+def _load_vocabulary(path: Path, fields: tuple[str, ...], problems: Problems,
+                     optional: tuple[str, ...] = ()) -> list[dict[str, Any]]:
     text = read_text(path, problems)
     if text is None:
         return []
@@ -377,15 +421,22 @@ def _load_vocabulary(path: Path, fields: tuple[str, ...], problems: Problems) ->
         if data is not None or not any(p.path == str(path) for p in problems.items):
             problems.add(str(path), 1, f"{path.name} must be a YAML list of entries", "start each entry with '- slug: …'")
         return []
+    return _vocabulary_items(data, lines, "", path, fields, problems, optional)
+
+
+def _vocabulary_items(data: list[Any], lines: dict[str, int], prefix: str, path: Path, fields: tuple[str, ...],
+                      problems: Problems, optional: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The valid items of a vocabulary list (`prefix`: its key in the file, "" for a top-level list)."""
     result: list[dict[str, Any]] = []
     seen: set[str] = set()
     for i, item in enumerate(data):
-        line = lines.get(f"[{i}]", 1)
+        line = lines.get(f"{prefix}[{i}]", 1)
         if not isinstance(item, dict):
             problems.add(str(path), line, f"entry {i + 1} must be a mapping with {', '.join(fields)}")
             continue
-        item_lines = {k.split(".", 1)[1]: v for k, v in lines.items() if k.startswith(f"[{i}].")}
-        if not _check_keys(item, fields, str(path), item_lines, problems, line=line):
+        item_lines = {k.split(".", 1)[1]: v for k, v in lines.items() if k.startswith(f"{prefix}[{i}].")}
+        present = {k: v for k, v in item.items() if k not in optional}
+        if not _check_keys(present, fields, str(path), item_lines, problems, line=line):
             continue
         slug = str(item["slug"])
         if not SLUG_RE.match(slug):
@@ -415,7 +466,7 @@ def load_categories(content_dir: Path, moods: list[Mood], problems: Problems) ->
     path = content_dir / "categories.yml"
     mood_slugs = {m.slug for m in moods}
     categories = []
-    for item in _load_vocabulary(path, CATEGORY_FIELDS, problems):
+    for item in _load_vocabulary(path, CATEGORY_FIELDS, problems, optional=CATEGORY_OPTIONAL):
         typical = item["moods"]
         if not isinstance(typical, list) or not all(isinstance(m, str) for m in typical):
             problems.add(str(path), item["_line"], f"'{item['slug']}': moods must be a list of mood slugs")
@@ -424,9 +475,61 @@ def load_categories(content_dir: Path, moods: list[Mood], problems: Problems) ->
             if mood_slugs and mood not in mood_slugs:
                 problems.add(str(path), item["_line"], f"'{item['slug']}': unknown mood '{mood}'",
                              did_you_mean(mood, mood_slugs) or f"moods are defined in {content_dir / 'moods.yml'}")
+        facet = _alias(item, path, problems) if "facet" in item else None
         categories.append(Category(slug=item["slug"], title=str(item["title"]), emoji=str(item["emoji"]),
-                                   description=str(item["description"]), moods=list(typical)))
+                                   description=str(item["description"]), moods=list(typical), facet=facet))
     return categories
+
+
+def _alias(item: dict[str, Any], path: Path, problems: Problems) -> tuple[str, str] | None:
+    """`facet: gender=sie` of an alias category, as ("gender", "sie"); the value is checked against
+    facets.yml in `validate`."""
+    name, _, value = str(item["facet"]).partition("=")
+    name, value = name.strip(), value.strip()
+    if name not in FILTER_FACETS or not value:
+        problems.add(str(path), item["_line"], f"'{item['slug']}': facet must be written name=value with a name of "
+                     f"{', '.join(FILTER_FACETS)}, not '{item['facet']}'", "e.g. facet: gender=sie")
+        return None
+    return name, value
+
+
+@dataclass
+class Facets:
+    """The facet vocabularies of facets.yml: facet name -> its values, in the editors' order."""
+
+    values: dict[str, list[FacetValue]]
+
+    def slugs(self, facet: str) -> list[str]:
+        return [v.slug for v in self.values.get(facet, [])]
+
+
+def load_facets(content_dir: Path, problems: Problems) -> Facets:
+    """Read facets.yml: one list of values (slug, title, description) per facet."""
+    path = content_dir / "facets.yml"
+    text = read_text(path, problems)
+    if text is None:
+        return Facets({name: [] for name in FACETS})
+    data, lines = parse_yaml(text, str(path), problems)
+    if not isinstance(data, dict):
+        if data is not None or not any(p.path == str(path) for p in problems.items):
+            problems.add(str(path), 1, "facets.yml must map each facet to a list of values",
+                         f"write one key per facet: {', '.join(FACETS)}")
+        return Facets({name: [] for name in FACETS})
+    values: dict[str, list[FacetValue]] = {}
+    for name in data:
+        if name not in FACETS:
+            problems.add(str(path), lines.get(str(name), 1), f"unknown facet '{name}'",
+                         did_you_mean(str(name), FACETS) or f"the facets are {', '.join(FACETS)}")
+    for name in FACETS:
+        items = data.get(name)
+        if not isinstance(items, list) or not items:
+            problems.add(str(path), lines.get(name, 1), f"facet '{name}' must be a non-empty list of values",
+                         "start each value with '- slug: …'")
+            values[name] = []
+            continue
+        values[name] = [FacetValue(slug=i["slug"], title=str(i["title"]), description=str(i["description"]))
+                        for i in _vocabulary_items(items, lines, name, path, MOOD_FIELDS, problems)]
+    return Facets(values)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -562,7 +665,7 @@ def parse_entry(path: str, text: str) -> tuple[Entry | None, list[Problem]]:
     entry = Entry(
         slug=slug, path=path, lines=lines, origin=sections["origin"], usage=sections["usage"],
         related=list(data.get("related", [])),
-        **{k: data[k] for k in ENTRY_FIELDS if k != "related"},
+        **{k: data[k] for k in ENTRY_FIELDS if k != "related" and k in data},
     )
     return entry, problems.items
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from petgen.bots import load_bots
 from petgen.cache import EntryCache, Packed, chunk_size, entry_key
 from petgen.content import (
-    Category, Entry, Mood, Site, entry_files, load_categories, load_moods, load_site, parse_entry,
+    Category, Entry, Facets, Mood, Site, entry_files, load_categories, load_facets, load_moods, load_site, parse_entry,
 )
 from petgen.dist import read_file
 from petgen.lexicon import load_lexicon
@@ -39,6 +39,7 @@ class KnowledgeBase:
     source_hash: str
     lexicon: dict
     bots: list
+    facets: Facets = field(default_factory=lambda: Facets({}))
     packed: list[Packed] = field(default_factory=list, repr=False)  # see Loaded
     cache_root: Path | None = None
 
@@ -49,14 +50,34 @@ class KnowledgeBase:
     @cached_property
     def _by_category(self) -> dict[str, list[Entry]]:
         grouped: dict[str, list[Entry]] = {c.slug: [] for c in self.categories}
+        aliases = [c for c in self.categories if c.facet is not None]
         for entry in self.entries:
             for category in entry.categories:
                 grouped.setdefault(category, []).append(entry)
+            for alias in aliases:
+                if alias.has(entry):
+                    grouped[alias.slug].append(entry)
         return grouped
 
+    @cached_property
+    def aliases(self) -> dict[str, tuple[str, str]]:
+        """Alias categories: slug -> the facet value they stand for."""
+        return {c.slug: c.facet for c in self.categories if c.facet is not None}
+
     def in_category(self, slug: str) -> list[Entry]:
-        """The category's entries, in list order."""
+        """The category's entries, in list order (an alias category's: those with its facet value)."""
         return self._by_category.get(slug, [])
+
+    def facet_counts(self) -> dict[str, dict[str, int]]:
+        """Entries per value of each facet, every value listed (0 included), in the vocabulary's order."""
+        counts: dict[str, dict[str, int]] = {name: dict.fromkeys(self.facets.slugs(name), 0)
+                                             for name in self.facets.values}
+        for entry in self.entries:
+            for name, per_value in counts.items():
+                value = getattr(entry, name)
+                for v in value if isinstance(value, list) else [value]:
+                    per_value[v] = per_value.get(v, 0) + 1
+        return counts
 
     @property
     def newest_review(self) -> str:
@@ -158,21 +179,22 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     site = load_site(content_dir, problems)
     moods = load_moods(content_dir, problems)
     categories = load_categories(content_dir, moods, problems)
+    facets = load_facets(content_dir, problems)
     loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir)
     entries = loaded.entries
     lexicon = load_lexicon(content_dir, categories, moods, problems)
     bots = load_bots(content_dir, problems)
-    validate(entries, categories, moods, problems, files={f.stem for f in entry_files(content_dir)})
+    validate(entries, categories, moods, problems, files={f.stem for f in entry_files(content_dir)}, facets=facets)
     if problems.errors or (strict and problems.warnings) or site is None:
         raise ContentError(problems.sorted(), strict=strict)
     entries.sort(key=lambda e: collation_key(e.title))
     source = hashlib.blake2b(digest_size=16)
-    for name in ("site.yml", "categories.yml", "moods.yml", "lexicon.yml", "bots.yml"):
+    for name in ("site.yml", "categories.yml", "moods.yml", "facets.yml", "lexicon.yml", "bots.yml"):
         if (content_dir / name).exists():
             source.update((content_dir / name).read_bytes())
     source.update(loaded.source_hash.encode())
     return KnowledgeBase(
         site=site.with_base_url(base_url), categories=categories, moods=moods, entries=entries,
-        warnings=problems.sorted(), source_hash=source.hexdigest(), lexicon=lexicon, bots=bots,
+        warnings=problems.sorted(), source_hash=source.hexdigest(), lexicon=lexicon, bots=bots, facets=facets,
         packed=loaded.packed, cache_root=loaded.cache_root,
     )

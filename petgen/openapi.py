@@ -12,6 +12,12 @@ from petgen.schemas import DEFS
 OPENAPI_VERSION = "1.0.0"
 ERROR_BY_STATUS = {e.status: e for e in ERROR_CODES}
 
+FACET_PARAMETERS = {
+    "relationship": "For whom the name is used: partner, kind, freunde, familie.",
+    "gender": "sie, ihn or alle: for whom the name is used.",
+    "region": "ueberregional, or a region where the name is at home.",
+    "language": "The language a loanword comes from (deutsch for German names).",
+}
 RATE_HEADERS = {
     "X-RateLimit-Limit": ("Requests allowed per rolling minute for this client IP.", {"type": "integer"}),
     "X-RateLimit-Remaining": ("Requests left in the current window.", {"type": "integer"}),
@@ -175,11 +181,17 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
     paths: dict[str, Any] = {
         "/api/names": {"get": {
             "operationId": "listNames", "tags": ["names"], "summary": "List pet names",
-            "description": "Alphabetical (German collation) list of names, optionally filtered by category and "
-                           "mood, paged by limit and offset; follow `nextUrl` for the next page.",
+            "description": "Alphabetical (German collation) list of names, optionally filtered by category, mood "
+                           "and the facets relationship, gender, region and language (all filters combine: a name "
+                           "must match each), paged by limit and offset; follow `nextUrl` for the next page.",
             "parameters": [
-                _param("category", "query", {"type": "string", "enum": category_slugs}, "Category slug."),
+                _param("category", "query", {"type": "string", "enum": category_slugs},
+                       "Category slug: a theme, or one of the alias categories kept for published URLs (`fuer-sie` "
+                       "= gender sie, `fuer-ihn` = gender ihn, `neutral` = gender alle, `kinder` = relationship "
+                       "kind, `freunde` = relationship freunde, `regional` = any region but ueberregional)."),
                 _param("mood", "query", {"type": "string", "enum": mood_slugs}, "Mood slug."),
+                *(_param(name, "query", {"type": "string", "enum": kb.facets.slugs(name)}, description)
+                  for name, description in FACET_PARAMETERS.items()),
                 _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 200, "default": 200},
                        "Page size."),
                 _param("offset", "query", {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0},

@@ -10,10 +10,13 @@ from urllib.parse import urlencode
 
 import orjson
 
-from petgen.content import Category, Entry, Mood, Site
+from petgen.content import FILTER_FACETS, Category, Entry, Facets, Mood, Site, facet_matches
 
 DEFAULT_LIMIT = 200
 MAX_LIMIT = 200
+LIST_FILTERS = ("category", "mood", *FILTER_FACETS)  # the filters of /api/names, in the order routes name them
+Aliases = dict[str, tuple[str, str]]  # alias category slug -> (facet, value)
+LIST_PARAMS = (*LIST_FILTERS, "limit", "offset")  # the query parameters of /api/names, in route order
 
 
 def encode(data: Any) -> bytes:
@@ -48,6 +51,10 @@ def name_resource(entry: Entry, site: Site) -> dict[str, Any]:
         "variants": list(entry.variants),
         "categories": list(entry.categories),
         "moods": list(entry.moods),
+        **facets_of(entry),
+        **({"genderNote": entry.genderNote} if entry.genderNote else {}),
+        **({"caution": entry.caution} if entry.caution else {}),
+        "originCertainty": entry.originCertainty,
         "keywords": list(entry.keywords),
         "related": list(entry.related),
         "faq": [{"question": f["question"], "answer": f["answer"]} for f in entry.faq],
@@ -58,6 +65,12 @@ def name_resource(entry: Entry, site: Site) -> dict[str, Any]:
     }
 
 
+def facets_of(entry: Entry) -> dict[str, Any]:
+    """The filterable facets: relationship, gender, region (lists or one slug) and language."""
+    return {"relationship": list(entry.relationship), "gender": entry.gender, "region": list(entry.region),
+            "language": entry.language}
+
+
 def name_summary(entry: Entry, site: Site) -> dict[str, Any]:
     """A NameList item: enough to show a list and to follow `url`."""
     return {
@@ -66,18 +79,14 @@ def name_summary(entry: Entry, site: Site) -> dict[str, Any]:
         "meaning": entry.meaning,
         "categories": list(entry.categories),
         "moods": list(entry.moods),
+        **facets_of(entry),
         "url": entry_url(site, entry.slug),
     }
 
 
-def list_route(category: str | None = None, mood: str | None = None, limit: int = DEFAULT_LIMIT,
-               offset: int = 0) -> str:
-    """The canonical path+query of a list page: defaults left out, parameters in a fixed order."""
-    query: list[tuple[str, str | int]] = []
-    if category:
-        query.append(("category", category))
-    if mood:
-        query.append(("mood", mood))
+def list_route(filters: dict[str, str] | None = None, limit: int = DEFAULT_LIMIT, offset: int = 0) -> str:
+    """The canonical path+query of a list page: filters in LIST_FILTERS order, defaults left out."""
+    query: list[tuple[str, str | int]] = [(name, filters[name]) for name in LIST_FILTERS if (filters or {}).get(name)]
     if limit != DEFAULT_LIMIT:
         query.append(("limit", limit))
     if offset:
@@ -85,19 +94,36 @@ def list_route(category: str | None = None, mood: str | None = None, limit: int 
     return "/api/names" + (f"?{urlencode(query)}" if query else "")
 
 
-def filter_summaries(items: list[dict[str, Any]], category: str | None, mood: str | None) -> list[dict[str, Any]]:
-    return [
-        item for item in items
-        if (category is None or category in item["categories"]) and (mood is None or mood in item["moods"])
-    ]
+def in_category(item: dict[str, Any], category: str, aliases: Aliases) -> bool:
+    """Whether a summary belongs to a category; an alias category holds the items with its facet value."""
+    alias = aliases.get(category)
+    return facet_matches(alias, item[alias[0]]) if alias else category in item["categories"]
 
 
-def name_list(matching: list[dict[str, Any]], *, category: str | None, mood: str | None, limit: int, offset: int,
+def matches(item: dict[str, Any], filters: dict[str, str], aliases: Aliases) -> bool:
+    """Whether a summary passes every filter (category, mood, or a facet's value)."""
+    for name, value in filters.items():
+        if name == "category":
+            if not in_category(item, value, aliases):
+                return False
+        elif name == "mood":
+            if value not in item["moods"]:
+                return False
+        elif not facet_matches((name, value), item[name]):
+            return False
+    return True
+
+
+def filter_summaries(items: list[dict[str, Any]], filters: dict[str, str], aliases: Aliases) -> list[dict[str, Any]]:
+    return [item for item in items if matches(item, filters, aliases)] if filters else items
+
+
+def name_list(matching: list[dict[str, Any]], *, filters: dict[str, str] | None = None, limit: int, offset: int,
               base_url: str, license: dict[str, str]) -> dict[str, Any]:
     """One NameList page over the already filtered, ordered summaries; `license` is `license_of(site)`."""
     total = len(matching)
     next_offset = offset + limit
-    next_url = base_url + list_route(category, mood, limit, next_offset) if next_offset < total else None
+    next_url = base_url + list_route(filters, limit, next_offset) if next_offset < total else None
     return {
         "items": matching[offset:next_offset],
         "total": total,
@@ -109,7 +135,7 @@ def name_list(matching: list[dict[str, Any]], *, category: str | None, mood: str
 
 
 def category_summary(category: Category, count: int, site: Site) -> dict[str, Any]:
-    return {
+    summary = {
         "slug": category.slug,
         "title": category.title,
         "emoji": category.emoji,
@@ -118,6 +144,9 @@ def category_summary(category: Category, count: int, site: Site) -> dict[str, An
         "count": count,
         "url": category_url(site, category.slug),
     }
+    if category.facet is not None:  # an alias kept for published URLs: the facet it stands for
+        summary["facet"] = {"name": category.facet[0], "value": category.facet[1]}
+    return summary
 
 
 def category_resource(category: Category, names: list[dict[str, Any]], site: Site) -> dict[str, Any]:
@@ -125,17 +154,24 @@ def category_resource(category: Category, names: list[dict[str, Any]], site: Sit
     return {**category_summary(category, len(names), site), "names": names, **license_of(site)}
 
 
-def category_list(items: list[dict[str, Any]], moods: list[Mood], site: Site) -> dict[str, Any]:
+def category_list(items: list[dict[str, Any]], moods: list[Mood], site: Site, facets: Facets | None = None,
+                  facet_counts: dict[str, dict[str, int]] | None = None) -> dict[str, Any]:
+    """The categories, the mood vocabulary and each facet's vocabulary with its counts."""
+    counts = facet_counts or {}
     return {
         "items": items,
         "total": len(items),
         "moods": [{"slug": m.slug, "title": m.title, "description": m.description} for m in moods],
+        "facets": {name: [{"slug": v.slug, "title": v.title, "description": v.description,
+                           "count": counts.get(name, {}).get(v.slug, 0)} for v in values]
+                   for name, values in (facets.values.items() if facets else ())},
         **license_of(site),
     }
 
 
 def status_resource(*, site: Site, status: str, timestamp: str, names: int, categories: int, moods: int,
-                    content_hash: str, checks: dict[str, dict[str, str]] | None = None) -> dict[str, Any]:
+                    content_hash: str, checks: dict[str, dict[str, str]] | None = None,
+                    facets: dict[str, dict[str, int]] | None = None) -> dict[str, Any]:
     """The Status resource: static copy at build time, answered live by the runtime.
 
     `status` is `ok`, `degraded` (serving, but a check failed: see `checks`) or `down` (nothing to serve).
@@ -147,6 +183,7 @@ def status_resource(*, site: Site, status: str, timestamp: str, names: int, cate
         "names": names,
         "categories": categories,
         "moods": moods,
+        "facets": facets or {},
         "service": site.name,
         "site": site.site,
         "contentHash": content_hash,

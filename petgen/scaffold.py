@@ -22,6 +22,10 @@ meaning: TODO – was der Name wörtlich bedeutet und was er ausdrückt (1–2 S
 variants: []
 categories: [klassiker]
 moods: [zaertlich]
+relationship: [partner]
+gender: TODO  # sie, ihn oder alle – wie der Name verwendet wird
+region: [ueberregional]
+originCertainty: TODO  # belegt, vermutet oder unbekannt
 keywords: [TODO, TODO, TODO, sweetheart]
 examples:
   - "TODO: {bare}, eine Nachricht (SMS, Chat)."

@@ -37,6 +37,22 @@ def _object(properties: dict[str, Any], required: list[str] | None = None, **ext
             **extra}
 
 
+# The facets (content/facets.yml): filterable on /api/names, in every Name and NameSummary.
+FACET_PROPERTIES: dict[str, Any] = {
+    "relationship": {"type": "array", "items": SLUG, "minItems": 1, "maxItems": 4,
+                     "description": "for whom the name is used: partner, kind, freunde, familie"},
+    "gender": {**SLUG, "description": "sie, ihn or alle: for whom the name is used"},
+    "region": {"type": "array", "items": SLUG, "minItems": 1,
+               "description": "ueberregional, or the regions where the name is at home"},
+    "language": {**SLUG, "description": "the language a loanword comes from; deutsch for German names"},
+}
+FACET_VALUE = {"type": "object", "properties": {"slug": SLUG, "title": TEXT, "description": TEXT,
+                                                "count": {"type": "integer", "minimum": 0}},
+               "required": ["slug", "title", "description", "count"], "additionalProperties": False}
+
+# Properties sent only where they apply (an alias category's facet, an entry's caution or genderNote).
+SOMETIMES = frozenset({"facet", "genderNote", "caution"})
+
 # The contract's Category table (CategorySummary is a Category without its names)
 CATEGORY_REQUIRED = ["slug", "title", "description", "emoji", "moods", "url"]
 
@@ -53,6 +69,11 @@ DEFS: dict[str, dict[str, Any]] = {
         "variants": TEXTS,
         "categories": {"type": "array", "items": SLUG, "minItems": 1, "maxItems": 4},
         "moods": {"type": "array", "items": SLUG, "minItems": 1, "maxItems": 4},
+        **FACET_PROPERTIES,
+        "genderNote": {**TEXT, "description": "why the gender differs from a related entry's (only then)"},
+        "caution": {**TEXT, "description": "when not to use a name that can hurt or embarrass (only then)"},
+        "originCertainty": {"enum": ["belegt", "vermutet", "unbekannt"],
+                            "description": "how well the origin is documented"},
         "keywords": TEXTS,
         "related": {"type": "array", "items": SLUG, "description": "slugs of related entries"},
         "faq": {"type": "array", "items": {"$ref": "#/$defs/FaqItem"}, "minItems": 2, "maxItems": 3},
@@ -62,7 +83,8 @@ DEFS: dict[str, dict[str, Any]] = {
     }, ["slug", "title", "meaning", "license"]),
     "NameSummary": _object({
         "slug": SLUG, "title": TEXT, "meaning": TEXT,
-        "categories": {"type": "array", "items": SLUG}, "moods": {"type": "array", "items": SLUG}, "url": URL,
+        "categories": {"type": "array", "items": SLUG}, "moods": {"type": "array", "items": SLUG},
+        **FACET_PROPERTIES, "url": URL,
     }, ["slug", "title", "meaning", "categories", "url"]),
     "NameList": _object({
         "items": {"type": "array", "items": {"$ref": "#/$defs/NameSummary"}, "maxItems": 200},
@@ -76,12 +98,18 @@ DEFS: dict[str, dict[str, Any]] = {
         "slug": SLUG, "title": TEXT, "emoji": TEXT, "description": TEXT,
         "moods": {"type": "array", "items": SLUG, "description": "moods typical of this category"},
         "count": {"type": "integer", "minimum": 0}, "url": URL,
+        "facet": {"type": "object", "properties": {"name": SLUG, "value": {"type": "string", "minLength": 1}},
+                  "required": ["name", "value"], "additionalProperties": False,
+                  "description": "only on an alias category (kept for published URLs): the facet value it stands "
+                                 "for; `region` `*` means any region but ueberregional"},
     }, CATEGORY_REQUIRED),
     "Mood": _object({"slug": SLUG, "title": TEXT, "description": TEXT}),
     "CategoryList": _object({
         "items": {"type": "array", "items": {"$ref": "#/$defs/CategorySummary"}},
         "total": {"type": "integer", "minimum": 0},
         "moods": {"type": "array", "items": {"$ref": "#/$defs/Mood"}},
+        "facets": {"type": "object", "description": "each facet's vocabulary, with the number of names per value",
+                   "additionalProperties": {"type": "array", "items": FACET_VALUE}},
         **LICENSE,
     }, ["items", "total", "license"]),
     "Status": _object({
@@ -92,6 +120,8 @@ DEFS: dict[str, dict[str, Any]] = {
         "names": {"type": "integer", "minimum": 0, "description": "number of entries"},
         "categories": {"type": "integer", "minimum": 0, "description": "number of categories"},
         "moods": {"type": "integer", "minimum": 0, "description": "number of moods"},
+        "facets": {"type": "object", "description": "names per value of each facet",
+                   "additionalProperties": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}}},
         "service": TEXT, "site": SLUG,
         "contentHash": {"type": "string", "description": "hash of the content the loaded dist was built from"},
         "checks": {"type": "object", "description": "each check of the runtime: `ok`, or `fail` with a detail",

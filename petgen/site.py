@@ -11,7 +11,7 @@ import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from petgen.cache import fingerprint
-from petgen.content import Entry
+from petgen.content import Entry, FacetValue
 from petgen.dist import CSS, HTML, DistWriter, content_hash
 from petgen.kb import KnowledgeBase
 from petgen.resources import category_url, entry_url
@@ -60,6 +60,7 @@ class PageRenderer:
         self.template = environment().get_template("name.html")
         self.categories = {c.slug: c for c in kb.categories}
         self.moods = {m.slug: m for m in kb.moods}
+        self.facets = {name: {v.slug: v for v in values} for name, values in kb.facets.values.items()}
         self.titles = {e.slug: e.title for e in kb.entries}
 
     @cached_property
@@ -71,6 +72,7 @@ class PageRenderer:
         digest = hashlib.blake2b(digest_size=10)
         digest.update(orjson.dumps([self.site.__dict__, [c.__dict__ for c in self.categories.values()],
                                     [m.__dict__ for m in self.moods.values()],
+                                    {n: [v.__dict__ for v in vs.values()] for n, vs in self.facets.items()},
                                     [version(package) for package in ("cmarkgfm", "jinja2", "markupsafe")]]))
         digest.update(fingerprint().encode())
         for template in sorted((resources.files("petgen") / "templates").iterdir(), key=lambda t: t.name):
@@ -92,6 +94,14 @@ class PageRenderer:
         writer.add_file(f"/names/{entry.slug}/", f"names/{entry.slug}/index.html", html, HTML)
         return html
 
+    def facets_of(self, entry: Entry) -> dict[str, list[FacetValue]]:
+        """The entry's facet values as vocabulary items (title, description), by facet."""
+        found: dict[str, list[FacetValue]] = {}
+        for name, values in self.facets.items():
+            value = getattr(entry, name)
+            found[name] = [values[v] for v in (value if isinstance(value, list) else [value]) if v in values]
+        return found
+
     def render(self, entry: Entry) -> bytes:
         site = self.site
         url = entry_url(site, entry.slug)
@@ -105,6 +115,7 @@ class PageRenderer:
             site=site, entry=entry, url=url, origin_html=markdown(entry.origin), usage_html=markdown(entry.usage),
             categories=[self.categories[c] for c in entry.categories], moods=[self.moods[m] for m in entry.moods],
             related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
+            facets=self.facets_of(entry),
             jsonld=script_json(jsonld),
         )
         return html.encode()

@@ -8,7 +8,9 @@ from statistics import mean
 
 from petgen.kb import KnowledgeBase
 from petgen.text import word_count
-from petgen.validate import MIN_ENTRIES_PER_CATEGORY
+from petgen.validate import MAX_PHRASE_ENTRIES, MIN_ENTRIES_PER_CATEGORY, repeated_phrases
+
+REPEATED_SHOWN = 15
 
 TEXT_FIELDS = ("meaning", "origin", "usage")
 LIST_FIELDS = ("examples", "variants", "keywords", "faq", "related", "categories", "moods")
@@ -48,17 +50,24 @@ def table(headers: list[str], rows: list[list[object]]) -> str:
 
 
 def render_stats(kb: KnowledgeBase, oldest: int = 10) -> str:
-    """Entries per category and mood, field completeness, words per field, oldest reviews."""
+    """Entries per category, mood and facet value, field completeness, words per field, oldest reviews and the
+    most repeated phrases."""
     n = len(kb.entries)
     out = [f"{n} entries, {len(kb.categories)} categories, {len(kb.moods)} moods", ""]
 
-    per_category = Counter(c for e in kb.entries for c in e.categories)
+    per_category = {c.slug: len(kb.in_category(c.slug)) for c in kb.categories}
     out.append(table(["category", "title", "entries", "note"], [
         [c.slug, f"{c.emoji} {c.title}", per_category[c.slug],
-         "below minimum" if per_category[c.slug] < MIN_ENTRIES_PER_CATEGORY else ""] for c in kb.categories]))
+         "below minimum" if per_category[c.slug] < MIN_ENTRIES_PER_CATEGORY else
+         (f"alias of {c.facet[0]}={c.facet[1]}" if c.facet else "")] for c in kb.categories]))
     out.append("")
     per_mood = Counter(m for e in kb.entries for m in e.moods)
     out.append(table(["mood", "entries"], [[m.slug, per_mood[m.slug]] for m in kb.moods]))
+    out.append("")
+    titles = {name: {v.slug: v.title for v in values} for name, values in kb.facets.values.items()}
+    facet_rows: list[list[object]] = [[name, value, titles[name].get(value, "?"), count]
+                                      for name, counts in kb.facet_counts().items() for value, count in counts.items()]
+    out.append(table(["facet", "value", "title", "entries"], facet_rows))
     out.append("")
 
     rows: list[list[object]] = []
@@ -76,4 +85,9 @@ def render_stats(kb: KnowledgeBase, oldest: int = 10) -> str:
 
     by_review = sorted(kb.entries, key=lambda e: (e.lastReviewed, e.slug))[:oldest]
     out.append(table(["oldest lastReviewed", "entry"], [[e.lastReviewed, e.slug] for e in by_review]))
+    out.append("")
+    phrases = repeated_phrases(kb.entries, top=REPEATED_SHOWN, minimum=2)
+    out.append(table(["most repeated phrases (X = the entry's name)", "entries"],
+                     [[phrase, len(users)] for phrase, users in phrases]))
+    out.append(f"(at most {MAX_PHRASE_ENTRIES} entries per phrase; `petgen check --strict` enforces it)")
     return "\n".join(out)

@@ -10,8 +10,11 @@ from petgen.text import slugify
 
 SYLLABLES = ["ku", "schel", "mau", "se", "bär", "chen", "zu", "cker", "spatz", "li", "herz", "blatt", "hasi",
              "knud", "del", "schnu", "cki", "stern", "son", "ne", "gold", "perl", "wöl", "kchen", "lieb"]
-CATEGORIES = ["klassiker", "tiere", "suesses", "natur", "kostbar", "maerchen", "fuer-sie", "fuer-ihn", "neutral",
-              "kinder", "freunde", "regional", "international", "lustig", "altmodisch"]
+CATEGORIES = ["klassiker", "tiere", "suesses", "natur", "kostbar", "maerchen", "international", "lustig", "altmodisch"]
+RELATIONSHIPS = ["partner", "kind", "freunde", "familie"]
+GENDERS = ["sie", "ihn", "alle"]
+REGIONS = ["bayern-oesterreich", "schweiz", "schwaben", "norddeutschland", "berlin", "sachsen", "rheinland",
+           "ruhrgebiet", "hessen-pfalz", "franken"]
 MOODS = ["zaertlich", "romantisch", "verspielt", "frech", "humorvoll", "kuschelig", "bewundernd", "beschuetzend",
          "nostalgisch", "leidenschaftlich"]
 
@@ -26,6 +29,8 @@ def synthetic_entry(i: int, rng: random.Random) -> tuple[str, str]:
     t = synthetic_title(i, rng)
     cats = rng.sample(CATEGORIES, rng.randint(1, 3))
     moods = rng.sample(MOODS, rng.randint(1, 3))
+    relationship = rng.sample(RELATIONSHIPS, rng.randint(1, 2))
+    region = ["ueberregional"] if rng.random() < 0.7 else rng.sample(REGIONS, rng.randint(1, 2))
     origin = " ".join(f"Satz {n} zur Herkunft von {t} erklärt, woher der Name kommt und was er früher bedeutete."
                       for n in range(5))
     usage = " ".join(f"Hinweis {n} zur Verwendung von {t} beschreibt, wer ihn für wen benutzt." for n in range(4))
@@ -50,6 +55,10 @@ faq:
     answer: Nein, {t} wurde für Tests erzeugt.
 datePublished: 2026-01-{rng.randint(1, 28):02d}
 lastReviewed: 2026-11-{rng.randint(1, 22):02d}
+relationship: [{", ".join(relationship)}]
+gender: {rng.choice(GENDERS)}
+region: [{", ".join(region)}]
+originCertainty: {rng.choice(["belegt", "vermutet", "unbekannt"])}
 ---
 
 ## Herkunft
@@ -70,7 +79,7 @@ def write_corpus(target: Path, count: int, *, taxonomy_from: Path, seed: int = 1
     if target.exists():
         shutil.rmtree(target)
     names.mkdir(parents=True)
-    for file in ("site.yml", "categories.yml", "moods.yml"):
+    for file in ("site.yml", "categories.yml", "moods.yml", "facets.yml"):
         shutil.copy(taxonomy_from / file, target / file)
     for i in range(count):
         slug, text = synthetic_entry(i, rng)

@@ -8,10 +8,15 @@ half-written entry must never be published.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable
 
-from petgen.content import Category, Entry, Mood, did_you_mean
+import numpy as np
+
+from petgen.content import (
+    EVERY_REGION, FACETS, SINGLE_VALUED, SUPRAREGIONAL, Category, Entry, Facets, Mood, did_you_mean,
+)
 from petgen.problems import Problems
 from petgen.search import words
 from petgen.text import slugify, word_count
@@ -24,6 +29,14 @@ KEYWORDS = (4, 12)
 ORIGIN_WORDS = (60, 180)
 USAGE_WORDS = (40, 150)
 MIN_ENTRIES_PER_CATEGORY = 8
+RELATIONSHIPS_PER_ENTRY = (1, 4)
+CAUTION_CHARS = 240
+# Voice: no phrase of this many words (the title replaced by a placeholder) in more entries than this.
+PHRASE_WORDS = 5
+MAX_PHRASE_ENTRIES = 12
+SINGULAR = {"categories": "category", "moods": "mood"}
+TITLE_MARK = "\x00"  # stands for the entry's own name in a phrase
+_PHRASE_WORD = re.compile(r"\w+")
 
 # IPA letters and diacritics used for German and common loanwords (no slashes or brackets).
 IPA_CHARS = frozenset(
@@ -42,19 +55,26 @@ def fold(text: str) -> str:
 
 
 def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems,
-             files: set[str] | None = None) -> None:
+             files: set[str] | None = None, facets: Facets | None = None) -> None:
     """Check entries against the vocabularies and each other (`check_entry_alone` ran at parse time).
 
     `files` are the slugs of every entry file, also those that failed to load: a link to one of them
     is not reported again (its own errors say what is wrong).
     """
-    category_slugs = {c.slug for c in categories}
+    themes = {c.slug for c in categories if c.facet is None}
+    aliases = {c.slug: c for c in categories if c.facet is not None}
     mood_slugs = {m.slug for m in moods}
     slugs = {e.slug for e in entries} | (files or set())
+    vocabularies = {name: set(facets.slugs(name)) for name in FACETS} if facets else {}
+    check_aliases(list(aliases.values()), vocabularies, problems)
     for entry in entries:
-        check_entry(entry, category_slugs, mood_slugs, slugs, problems)
+        check_entry(entry, themes, mood_slugs, slugs, problems, aliases=aliases)
+        if vocabularies:
+            check_facets(entry, vocabularies, problems)
     check_variants(entries, problems)
+    check_gender_families(entries, problems)
     check_repeated_sentences(entries, problems)
+    check_repeated_phrases(entries, problems)
 
 
 def _count(entry: Entry, key: str, values: list, bounds: tuple[int, int], problems: Problems, *, warning: bool = False) -> None:
@@ -76,13 +96,23 @@ def _vocabulary(entry: Entry, key: str, values: list[str], known: set[str], sour
         seen.add(value)
         if value not in known:
             hint = did_you_mean(value, known) or f"allowed: {', '.join(sorted(known))} (see {source})"
-            problems.add(entry.path, line, f"unknown {key[:-1] if key != 'categories' else 'category'} '{value}'", hint)
+            problems.add(entry.path, line, f"unknown {SINGULAR.get(key, key)} '{value}'", hint)
 
 
-def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[str], problems: Problems) -> None:
+def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[str], problems: Problems,
+                aliases: dict[str, Category] | None = None) -> None:
     """Schema rules that need the vocabularies and the other entries' slugs."""
     path = entry.path
-    _vocabulary(entry, "categories", entry.categories, categories, "categories.yml", problems)
+    themes = categories
+    for i, slug in enumerate(entry.categories):
+        alias = (aliases or {}).get(slug)
+        if alias is not None and alias.facet is not None:
+            name, value = alias.facet
+            problems.add(path, entry.line_of(f"categories[{i}]"), f"'{slug}' is no longer a category to list: it is "
+                         f"derived from the {name} facet", f"remove it from categories and write {name}: "
+                         f"{'a region' if value == EVERY_REGION else value}")
+            themes = themes | {slug}  # reported once, here
+    _vocabulary(entry, "categories", entry.categories, themes, "categories.yml", problems)
     _vocabulary(entry, "moods", entry.moods, moods, "moods.yml", problems)
     for i, slug in enumerate(entry.related):
         line = entry.line_of(f"related[{i}]")
@@ -93,11 +123,56 @@ def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[
                          did_you_mean(slug, slugs - {entry.slug}) or "related takes slugs of other entries")
 
 
+def check_aliases(aliases: list[Category], vocabularies: dict[str, set[str]], problems: Problems) -> None:
+    """An alias category's `facet: name=value` names a value of facets.yml (or `region=*`)."""
+    for alias in aliases:
+        assert alias.facet is not None
+        name, value = alias.facet
+        known = vocabularies.get(name)
+        if known and value not in known and not (name == "region" and value == EVERY_REGION):
+            problems.add("categories.yml", 1, f"category '{alias.slug}': facet {name}={value} names no value of "
+                         f"facets.yml", did_you_mean(value, known) or f"values: {', '.join(sorted(known))}")
+
+
+def check_facets(entry: Entry, vocabularies: dict[str, set[str]], problems: Problems) -> None:
+    """Every facet value from facets.yml; `ueberregional` stands alone."""
+    for name in FACETS:
+        known = vocabularies.get(name)
+        if not known:
+            continue
+        value = getattr(entry, name)
+        if name in SINGLE_VALUED:
+            if value not in known:
+                problems.add(entry.path, entry.line_of(name), f"unknown {name} '{value}'",
+                             did_you_mean(value, known) or f"allowed: {', '.join(sorted(known))} (see facets.yml)")
+        else:
+            _vocabulary(entry, name, value, known, "facets.yml", problems)
+    if SUPRAREGIONAL in entry.region and len(entry.region) > 1:
+        problems.add(entry.path, entry.line_of("region"), f"region lists '{SUPRAREGIONAL}' with other regions",
+                     f"write either [{SUPRAREGIONAL}] or the regions where the name is at home")
+
+
+def check_gender_families(entries: list[Entry], problems: Problems) -> None:
+    """Related entries (a word family) agree on `gender`, unless the entry says why in `genderNote`."""
+    by_slug = {e.slug: e for e in entries}
+    for entry in entries:
+        if entry.genderNote:
+            continue
+        for i, slug in enumerate(entry.related):
+            other = by_slug.get(slug)
+            if other is not None and other.gender != entry.gender and not other.genderNote:
+                problems.add(entry.path, entry.line_of("gender"), f"gender '{entry.gender}' differs from the related "
+                             f"entry '{slug}' ({other.gender})", "make the word family agree, or say in genderNote "
+                             "why this name is used differently")
+                break
+
+
 def check_entry_alone(entry: Entry, problems: Problems) -> None:
     """Rules one entry can be checked against on its own (run in the parse workers)."""
     path = entry.path
     entry.sentences = sentence_keys(entry)  # compared across entries later, in `validate`
     entry.name_keys = name_keys(entry)  # likewise
+    entry.phrases = phrase_hashes(entry)  # likewise
     expected = slugify(entry.title)
     if entry.slug != expected:
         problems.add(path, entry.line_of("title"), f"file name '{entry.slug}.md' is not the slug of its title "
@@ -106,6 +181,13 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
     _count(entry, "categories", entry.categories, CATEGORIES_PER_ENTRY, problems)
     _count(entry, "moods", entry.moods, MOODS_PER_ENTRY, problems)
     _count(entry, "faq", entry.faq, FAQ_ITEMS, problems)
+    _count(entry, "relationship", entry.relationship, RELATIONSHIPS_PER_ENTRY, problems)
+    if not entry.region:
+        problems.add(path, entry.line_of("region"), "region is empty", f"write [{SUPRAREGIONAL}] or the regions "
+                     "where the name is at home")
+    if entry.caution is not None and (len(entry.caution) > CAUTION_CHARS or len(SENTENCE_END.split(entry.caution)) > 1):
+        problems.add(path, entry.line_of("caution"), "caution should be one sentence (at most "
+                     f"{CAUTION_CHARS} characters)", "say when not to use the name, in one sentence", warning=True)
     if entry.lastReviewed < entry.datePublished:
         problems.add(path, entry.line_of("lastReviewed"), f"lastReviewed {entry.lastReviewed} is before "
                      f"datePublished {entry.datePublished}")
@@ -243,3 +325,81 @@ def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
             if other is not entry:
                 problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
                              f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
+
+
+def phrase_words(entry: Entry) -> list[list[str]]:
+    """The folded words of each prose text (meaning, origin, usage, examples, FAQ), the entry's own name
+    and variants replaced by one placeholder, so formulas repeated around different names compare equal."""
+    names = sorted((_PHRASE_WORD.findall(name.casefold()) for name in [entry.title, *entry.variants]), key=len,
+                   reverse=True)
+    result = []
+    for key, text in _texts(entry):
+        if key == "title":
+            continue
+        found = _PHRASE_WORD.findall(text.casefold())
+        out: list[str] = []
+        i = 0
+        while i < len(found):
+            for name in names:
+                if name and found[i:i + len(name)] == name:
+                    out.append(TITLE_MARK)
+                    i += len(name)
+                    break
+            else:
+                out.append(found[i])
+                i += 1
+        result.append(out)
+    return result
+
+
+def _phrase_hash(phrase: tuple[str, ...]) -> int:
+    """A stable 63-bit hash (the same in every worker process, unlike `hash()`)."""
+    digest = hashlib.blake2b("\x1f".join(phrase).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+def phrase_hashes(entry: Entry) -> tuple[int, ...]:
+    """Every distinct phrase of PHRASE_WORDS words in the entry's prose, hashed."""
+    seen: set[int] = set()
+    for found in phrase_words(entry):
+        for i in range(len(found) - PHRASE_WORDS + 1):
+            seen.add(_phrase_hash(tuple(found[i:i + PHRASE_WORDS])))
+    return tuple(sorted(seen))
+
+
+def repeated_phrases(entries: list[Entry], *, top: int | None = None,
+                     minimum: int = MAX_PHRASE_ENTRIES + 1) -> list[tuple[str, list[Entry]]]:
+    """Phrases in at least `minimum` entries, most widespread first: (phrase with `X` for the name, entries)."""
+    if not entries:
+        return []
+    all_hashes = np.concatenate([np.asarray(e.phrases or phrase_hashes(e), dtype=np.int64) for e in entries])
+    values, counts = np.unique(all_hashes, return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    wanted = [int(values[i]) for i in order if counts[i] >= minimum][:top]
+    if not wanted:
+        return []
+    users: dict[int, list[Entry]] = {h: [] for h in wanted}
+    texts: dict[int, str] = {}
+    for entry in entries:
+        mine = set(entry.phrases or phrase_hashes(entry)) & users.keys()
+        if not mine:
+            continue
+        for h in mine:
+            users[h].append(entry)
+        for found in phrase_words(entry):
+            for i in range(len(found) - PHRASE_WORDS + 1):
+                phrase = tuple(found[i:i + PHRASE_WORDS])
+                h = _phrase_hash(phrase)
+                if h in mine and h not in texts:
+                    texts[h] = " ".join("X" if w == TITLE_MARK else w for w in phrase)
+    return [(texts[h], users[h]) for h in wanted]
+
+
+def check_repeated_phrases(entries: list[Entry], problems: Problems) -> None:
+    """No phrase of five words (the name replaced by a placeholder) in more than MAX_PHRASE_ENTRIES entries."""
+    for phrase, users in repeated_phrases(entries):
+        first = users[0]
+        shown = ", ".join(e.slug for e in users[:5]) + (" …" if len(users) > 5 else "")
+        problems.add(first.path, first.line_of("usage"), f"the phrase '{phrase}' is in {len(users)} entries "
+                     f"(at most {MAX_PHRASE_ENTRIES}): {shown}", "say what is particular to each name instead of a "
+                     "formula; `petgen stats` lists the most repeated phrases", warning=True)

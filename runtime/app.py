@@ -266,7 +266,8 @@ def build_starlette(runtime: Runtime) -> Starlette:
         Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),
     ]
     mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
-    routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url, runtime.settings.allowed_origins)  # before the catch-all
+    routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url, runtime.settings.allowed_origins,  # before the
+                               runtime.dist.manifest.get("runtime_origin"))  # catch-all
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error,
                                                        ClientDisconnect: client_gone})

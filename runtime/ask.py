@@ -203,13 +203,12 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
 
 
 def allowed_docs(categories: list[str], dist: Dist) -> frozenset[int]:
-    """Entries that fit the asked-for categories; a partner may also get names for anyone (but not
-    names for friends or children)."""
-    allowed: frozenset[int] = frozenset().union(*(dist.in_category.get(c, frozenset()) for c in categories))
+    """Entries that fit the asked-for categories; names for a partner ("für meinen Freund") are the
+    partner names for him or for anyone, not names for friends or children."""
+    empty: frozenset[int] = frozenset()
+    allowed: frozenset[int] = frozenset().union(*(dist.in_category.get(c, empty) for c in categories))
     if PARTNER & set(categories):
-        empty: frozenset[int] = frozenset()
-        allowed |= (dist.in_category.get("neutral", empty) - dist.in_category.get("freunde", empty)
-                    - dist.in_category.get("kinder", empty))
+        allowed = (allowed | dist.in_category.get("neutral", empty)) & dist.in_facet("relationship", "partner")
     return allowed
 
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import orjson
 
-from petgen.content import Site
+from petgen.content import Site, facet_matches
 from petgen.dist import IMMUTABLE, MANIFEST, REVALIDATE
 from petgen.lexicon import Lexicon
+from petgen.resources import in_category
 from petgen.search import SearchIndex, words
 from petgen.security import RAW_SECURITY_HEADERS
 
@@ -51,6 +52,9 @@ class Dist:
     items: list[dict[str, Any]]  # name summaries in list order
     categories: list[str]
     moods: list[str]
+    aliases: dict[str, tuple[str, str]]  # alias category -> (facet, value)
+    facets: dict[str, list[str]]  # filterable facet -> its values
+    facet_counts: dict[str, dict[str, int]]
     source_hash: str
     newest_review: str
     not_found_html: bytes
@@ -63,9 +67,23 @@ class Dist:
 
     @cached_property
     def in_category(self) -> dict[str, frozenset[int]]:
-        """Category slug -> documents (indexes into items and the search index's docs)."""
-        return {c: frozenset(d for d, item in enumerate(self.items) if c in item["categories"])
+        """Category slug -> documents (indexes into items and the search index's docs); an alias
+        category's documents are those with its facet value."""
+        return {c: frozenset(d for d, item in enumerate(self.items) if in_category(item, c, self.aliases))
                 for c in self.categories}
+
+    def in_facet(self, name: str, value: str) -> frozenset[int]:
+        """Documents with a facet value (`relationship` `partner`)."""
+        key = (name, value)
+        found = self._in_facet.get(key)
+        if found is None:
+            found = self._in_facet[key] = frozenset(
+                d for d, item in enumerate(self.items) if facet_matches(key, item[name]))
+        return found
+
+    @cached_property
+    def _in_facet(self) -> dict[tuple[str, str], frozenset[int]]:
+        return {}
 
     @cached_property
     def in_mood(self) -> dict[str, frozenset[int]]:
@@ -100,7 +118,9 @@ class Dist:
         except (OSError, KeyError, ValueError) as exc:
             raise DistNotFound(f"{root} is not a complete build ({exc}); run `petgen build`") from exc
         return cls(root=root, manifest=manifest, site=Site(**data["site"]), routes=routes, items=data["items"],
-                   categories=data["categories"], moods=data["moods"], source_hash=data["sourceHash"],
+                   categories=data["categories"], moods=data["moods"],
+                   aliases={slug: (facet[0], facet[1]) for slug, facet in data["aliases"].items()},
+                   facets=data["facets"], facet_counts=data["facetCounts"], source_hash=data["sourceHash"],
                    newest_review=data["newestReview"], not_found_html=not_found, search=search,
                    lexicon_index=Lexicon.from_data(data.get("lexicon", {})))
 

@@ -35,7 +35,7 @@ from petgen.text import slugify
 from runtime.dist import Dist
 from runtime.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, error_body
 from runtime.mcp_transport import McpEndpoint
-from runtime.names import MAX_OFFSET, BadRequest, ListQuery, list_page
+from runtime.names import MAX_OFFSET, BadRequest, ListQuery, check_filters, list_page
 from runtime.search import DEFAULT_LIMIT as SEARCH_DEFAULT
 from runtime.search import MAX_LIMIT as SEARCH_MAX
 from runtime.search import BadSearch, search_results
@@ -163,21 +163,26 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
     """The MCP server with its tools, resources and prompt."""
 
     def list_names(
-        category: Annotated[str | None, Field(description="Category slug, e.g. 'tiere' (see list_categories).")] = None,
+        category: Annotated[str | None, Field(description="Category (theme) slug, e.g. 'tiere' (see "
+                                                          "list_categories).")] = None,
         mood: Annotated[str | None, Field(description="Mood slug, e.g. 'kuschelig' (see list_categories).")] = None,
+        relationship: Annotated[str | None, Field(description="For whom: partner, kind, freunde or familie.")] = None,
+        gender: Annotated[str | None, Field(description="Used for: sie, ihn or alle.")] = None,
+        region: Annotated[str | None, Field(description="Region slug, e.g. 'ueberregional', 'bayern-oesterreich', "
+                                                        "'rheinland' (see list_categories: facets).")] = None,
+        language: Annotated[str | None, Field(description="Origin language, e.g. 'deutsch', 'englisch', "
+                                                          "'tuerkisch'.")] = None,
         limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1 to {MAX_LIMIT}.")] = DEFAULT_LIMIT,
         offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="How many names to skip.")] = 0,
     ) -> CallToolResult:
         d = dist()
-        for kind, value, known in (("category", category, d.categories), ("mood", mood, d.moods)):
-            if value is not None and value not in known:
-                match = closest(value, known)
-                raise ToolError(f"Unknown {kind} '{value}'." + (f" Did you mean '{match}'?" if match else "") +
-                                f" Valid values: {', '.join(known)}.")
         try:
-            page = list_page(ListQuery(category, mood, limit, offset), d)
-        except BadRequest as exc:  # pragma: no cover - bounds are checked by the input schema
-            raise ToolError(f"{exc.message} {exc.hint or ''}") from None
+            filters = check_filters({"category": category, "mood": mood, "relationship": relationship,
+                                     "gender": gender, "region": region, "language": language}, d)
+            page = list_page(ListQuery(filters, limit, offset), d)
+        except BadRequest as exc:  # one sentence each: "Unknown category 'x'. Did you mean 'y'? Valid values: …"
+            hint = exc.hint or ""
+            raise ToolError(f"{exc.message} {hint[:1].upper()}{hint[1:]}".strip()) from None
         body = page if isinstance(page, bytes) else page.body
         return _result(orjson.loads(body))
 
@@ -285,9 +290,11 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
     return server
 
 
-def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str] = ()) -> list[BaseRoute]:
+def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str] = (),
+               runtime_origin: str | None = None) -> list[BaseRoute]:
     """The SDK's Streamable HTTP endpoint at /mcp (stateless, JSON) behind `McpEndpoint`, which checks Host,
-    Origin, Content-Type, Accept and the JSON-RPC envelope itself and answers each refusal as JSON-RPC."""
+    Origin, Content-Type, Accept and the JSON-RPC envelope itself and answers each refusal as JSON-RPC.
+    Its Host check allows the host of `base_url` and that of `runtime_origin` (where a CDN proxies /mcp to)."""
     # The SDK's own Host/Origin check answers in plain text and refuses every foreign Origin; McpEndpoint
     # does both checks instead (Origin only when the operator restricted origins).
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -298,10 +305,11 @@ def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str
     refuse = Route("/mcp", _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS", "TRACE"])
     routes: list[BaseRoute] = [refuse]
     netloc = urlsplit(base_url).netloc
+    origin_netloc = urlsplit(runtime_origin).netloc if runtime_origin else None
     for route in app.routes:
         if isinstance(route, Route) and route.path == "/mcp":
-            route = Route("/mcp", McpEndpoint(route.app, public_netloc=netloc, allowed_origins=allowed_origins),
-                          methods=["POST"])
+            route = Route("/mcp", McpEndpoint(route.app, public_netloc=netloc, allowed_origins=allowed_origins,
+                                              origin_netloc=origin_netloc), methods=["POST"])
         routes.append(route)
     return routes
 

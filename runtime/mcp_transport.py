@@ -101,9 +101,12 @@ def refusal(status: int, code: int, message: str, request_id: RequestId | None =
 class McpEndpoint:
     """The checks above, then the SDK's Streamable HTTP app with the body it can take."""
 
-    def __init__(self, app: Callable[..., Any], *, public_netloc: str, allowed_origins: Collection[str] = ()) -> None:
+    def __init__(self, app: Callable[..., Any], *, public_netloc: str, allowed_origins: Collection[str] = (),
+                 origin_netloc: str | None = None) -> None:
         self.app = app
         self.public_netloc = public_netloc
+        # The runtime's own address behind a CDN: a proxy (Netlify's) sends its Host, not the public one.
+        self.netlocs = (public_netloc, *((origin_netloc,) if origin_netloc else ()))
         self.allowed_origins = frozenset(normalise_origin(origin) for origin in allowed_origins)
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
@@ -148,7 +151,7 @@ class McpEndpoint:
 
     def _refuse(self, headers: dict[str, str], mode: str | None, request_id: RequestId | None) -> Any:
         host = headers.get("host", "")
-        if not host_allowed(host, self.public_netloc):
+        if not any(host_allowed(host, netloc) for netloc in self.netlocs):
             return refusal(421, INVALID_REQUEST, f"Misdirected request: this MCP server does not answer for the "
                            f"host '{host[:100]}'.", request_id, reason="misdirected_request",
                            hint=f"send the request to {self.public_netloc}")

@@ -14,44 +14,62 @@ from starlette.responses import RedirectResponse, Response
 
 from petgen.content import closest
 from petgen.resources import (
-    DEFAULT_LIMIT, MAX_LIMIT, encode, filter_summaries, license_of, list_route, name_list,
+    DEFAULT_LIMIT, LIST_FILTERS, LIST_PARAMS, MAX_LIMIT, encode, filter_summaries, license_of, list_route,
+    name_list,
 )
 from petgen.text import slugify
 from runtime.dist import Dist, StaticFile
 from runtime.errors import error_response
-from runtime.params import BadRequest, query_params, whole_number
+from runtime.params import BadRequest, query_params, shown, whole_number
 
-__all__ = ["BadRequest", "ListQuery", "list_page", "parse_list_query", "unknown_or_redirect"]
+__all__ = ["BadRequest", "ListQuery", "check_filters", "list_page", "parse_list_query", "unknown_or_redirect"]
 
-LIST_PARAMS = ("category", "mood", "limit", "offset")
 MAX_OFFSET = 1_000_000_000  # far past any list; keeps numbers within JSON's safe integer range
 
 
 @dataclass(frozen=True)
 class ListQuery:
-    category: str | None
-    mood: str | None
-    limit: int
-    offset: int
+    filters: dict[str, str]  # category, mood and facets: name -> value, in LIST_FILTERS order
+    limit: int = DEFAULT_LIMIT
+    offset: int = 0
 
     @property
     def route(self) -> str:
-        return list_route(self.category, self.mood, self.limit, self.offset)
+        return list_route(self.filters, self.limit, self.offset)
+
+
+def vocabulary(name: str, dist: Dist) -> list[str]:
+    """The valid values of a list filter."""
+    if name == "category":
+        return dist.categories
+    if name == "mood":
+        return dist.moods
+    return dist.facets.get(name, [])
+
+
+def check_filters(filters: dict[str, str | None], dist: Dist) -> dict[str, str]:
+    """The filters that are set, in LIST_FILTERS order, each a known value; raise BadRequest naming the
+    closest valid value otherwise."""
+    checked: dict[str, str] = {}
+    for name in LIST_FILTERS:
+        if name not in filters or filters[name] is None:
+            continue
+        value = filters[name] or ""
+        known = vocabulary(name, dist)
+        if value not in known:
+            raise BadRequest(f"Unknown {name} '{shown(value)}'.", _vocabulary_hint(value, known, "/api/categories"))
+        checked[name] = value
+    return checked
 
 
 def parse_list_query(query_string: str, dist: Dist) -> ListQuery:
-    """Validate `category`, `mood`, `limit`, `offset`; raise BadRequest with a hint."""
+    """Validate the filters (category, mood, relationship, gender, region, language), `limit` and `offset`;
+    raise BadRequest with a hint."""
     seen = query_params(query_string, LIST_PARAMS)
-    category, mood = seen.get("category") or None, seen.get("mood") or None
-    if "category" in seen and category not in dist.categories:
-        raise BadRequest(f"Unknown category '{seen['category']}'.", _vocabulary_hint(seen["category"], dist.categories,
-                         "/api/categories"))
-    if "mood" in seen and mood not in dist.moods:
-        raise BadRequest(f"Unknown mood '{seen['mood']}'.", _vocabulary_hint(seen["mood"], dist.moods,
-                         "/api/categories"))
+    filters = check_filters({name: seen[name] for name in LIST_FILTERS if name in seen}, dist)
     limit = whole_number("limit", seen["limit"], 1, MAX_LIMIT, 20) if "limit" in seen else DEFAULT_LIMIT
     offset = whole_number("offset", seen["offset"], 0, MAX_OFFSET, 0) if "offset" in seen else 0
-    return ListQuery(category, mood, limit, offset)
+    return ListQuery(filters, limit, offset)
 
 
 def _vocabulary_hint(value: str, known: list[str], where: str) -> str:
@@ -65,9 +83,9 @@ def list_page(query: ListQuery, dist: Dist) -> StaticFile | bytes:
     precomputed = dist.routes.get(query.route)
     if precomputed is not None:
         return precomputed
-    matching = filter_summaries(dist.items, query.category, query.mood)
-    return encode(name_list(matching, category=query.category, mood=query.mood, limit=query.limit,
-                            offset=query.offset, base_url=dist.site.base_url, license=license_of(dist.site)))
+    matching = filter_summaries(dist.items, query.filters, dist.aliases)
+    return encode(name_list(matching, filters=query.filters, limit=query.limit, offset=query.offset,
+                            base_url=dist.site.base_url, license=license_of(dist.site)))
 
 
 def unknown_or_redirect(request: Request, dist: Dist, slug: str, prefix: str, suffix: str = "") -> Response:

@@ -42,6 +42,10 @@ faq:
     answer: Unter Paaren wirkt {title} liebevoll, im Beruf eher unpassend.
 datePublished: 2026-01-15
 lastReviewed: 2026-11-01
+relationship: [{relationship}]
+gender: {gender}
+region: [{region}]
+originCertainty: vermutet
 ---
 
 ## Herkunft
@@ -59,27 +63,30 @@ verspielt und warm, passt für jedes Geschlecht und wirkt in der Öffentlichkeit
 albern. Im Beruf sollte man {title} lieber nicht verwenden, dort wirkt es fehl am Platz.
 """
 
-TITLES = [("Schnucki", "klassiker, neutral", "verspielt, zaertlich"),
-          ("Äffchen", "tiere", "verspielt"),
-          ("Zuckerstück", "suesses, neutral", "zaertlich"),
-          ("Apfel", "natur", "kuschelig"),
-          ("Ölprinz", "maerchen, fuer-ihn", "humorvoll, frech"),
-          ("ohrwurm", "lustig", "humorvoll")]
+# (title, categories, moods, and optionally the facets: relationship, gender, region)
+TITLES = [("Schnucki", "klassiker", "verspielt, zaertlich"),
+          ("Äffchen", "tiere", "verspielt", "kind", "alle", "ueberregional"),
+          ("Zuckerstück", "suesses", "zaertlich"),
+          ("Apfel", "natur", "kuschelig", "partner, kind", "sie", "rheinland"),
+          ("Ölprinz", "maerchen", "humorvoll, frech", "partner", "ihn", "ueberregional"),
+          ("ohrwurm", "lustig", "humorvoll", "freunde", "alle", "berlin, sachsen")]
 
 
-def entry_text(title: str, categories: str = "klassiker", moods: str = "zaertlich") -> str:
-    return ENTRY.format(title=title, categories=categories, moods=moods)
+def entry_text(title: str, categories: str = "klassiker", moods: str = "zaertlich", relationship: str = "partner",
+               gender: str = "alle", region: str = "ueberregional") -> str:
+    return ENTRY.format(title=title, categories=categories, moods=moods, relationship=relationship, gender=gender,
+                        region=region)
 
 
-def write_site(root: Path, titles: list[tuple[str, str, str]] = TITLES) -> Path:
+def write_site(root: Path, titles: list[tuple[str, ...]] = TITLES) -> Path:
     """A content directory with the real taxonomy and a few valid entries."""
     from petgen.text import slugify
 
     (root / "names").mkdir(parents=True, exist_ok=True)
-    for name in ("site.yml", "categories.yml", "moods.yml"):
+    for name in ("site.yml", "categories.yml", "moods.yml", "facets.yml"):
         shutil.copy(TAXONOMY / name, root / name)
-    for title, categories, moods in titles:
-        (root / "names" / f"{slugify(title)}.md").write_text(entry_text(title, categories, moods), encoding="utf-8")
+    for title, *fields in titles:
+        (root / "names" / f"{slugify(title)}.md").write_text(entry_text(title, *fields), encoding="utf-8")
     return root
 
 

@@ -75,7 +75,10 @@ def test_name_resource(dist: Path) -> None:
     assert name["title"] == "Ölprinz"
     assert name["url"] == f"{BASE_URL}/names/oelprinz/"
     assert name["license"] == "CC BY 4.0" and name["licenseUrl"] == "https://creativecommons.org/licenses/by/4.0/"
-    assert name["categories"] == ["maerchen", "fuer-ihn"]
+    assert name["categories"] == ["maerchen"]
+    assert (name["relationship"], name["gender"], name["region"], name["language"], name["originCertainty"]) == \
+        (["partner"], "ihn", ["ueberregional"], "deutsch", "vermutet")
+    assert "caution" not in name and "genderNote" not in name  # only where an entry has them
     assert name["origin"].startswith("Der Name Ölprinz ist eine Bildung")
     assert (dist / "names" / "oelprinz" / "index.html").read_text().count("Ölprinz") > 3
 
@@ -93,9 +96,15 @@ def test_list_pages_for_every_filter(dist: Path) -> None:
     assert "/api/names?mood=leidenschaftlich" in routes
     assert "/api/names?category=klassiker&mood=verspielt" in routes
     assert "/api/names?category=altmodisch&mood=verspielt" not in routes  # empty pairs are computed live
-    page = load(dist, "/api/names?category=neutral")
-    assert [i["slug"] for i in page["items"]] == ["schnucki", "zuckerstueck"]
-    assert page["total"] == 2 and page["nextUrl"] is None and page["limit"] == 200 and page["offset"] == 0
+    page = load(dist, "/api/names?category=neutral")  # an alias of gender=alle: derived from the facet
+    assert [i["slug"] for i in page["items"]] == ["aeffchen", "ohrwurm", "schnucki", "zuckerstueck"]
+    assert page["total"] == 4 and page["nextUrl"] is None and page["limit"] == 200 and page["offset"] == 0
+    assert load(dist, "/api/names?gender=alle")["items"] == page["items"]
+    assert [i["slug"] for i in load(dist, "/api/names?category=regional")["items"]] == ["apfel", "ohrwurm"]
+    assert [i["slug"] for i in load(dist, "/api/names?region=berlin")["items"]] == ["ohrwurm"]
+    assert [i["slug"] for i in load(dist, "/api/names?relationship=kind")["items"]] == ["aeffchen", "apfel"]
+    assert load(dist, "/api/names?language=englisch")["total"] == 0  # every value has its page, empty or not
+    assert load(dist, "/api/categories/fuer-ihn")["names"][0]["slug"] == "oelprinz"
 
 
 def test_big_lists_are_paged_with_absolute_next_urls(big_dist: Path) -> None:

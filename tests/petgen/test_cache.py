@@ -190,7 +190,7 @@ def rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def test_pages_are_rendered_again_only_when_they_would_change(content: Path, tmp_path: Path,
                                                               rendered: list[str]) -> None:
-    hasi = entry_text("Hasi", "tiere").replace("datePublished:", "related: [apfel]\ndatePublished:")
+    hasi = entry_text("Hasi", "tiere", "zaertlich", "partner", "sie").replace("datePublished:", "related: [apfel]\ndatePublished:")
     (content / "names" / "hasi.md").write_text(hasi, encoding="utf-8")
     build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
     assert len(rendered) == 7

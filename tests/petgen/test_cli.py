@@ -70,8 +70,8 @@ def test_a_scaffold_fails_check_and_build_until_filled_in(runner: CliRunner, con
         assert check.exit_code == 1
         assert f"{path}:3: placeholder text 'TODO' in pronunciation\n    hint: replace the TODO text with the " \
                "entry's real content (petgen new writes placeholders to fill in)\n" in check.output
-        assert f"{path}:18: placeholder text 'TODO' in faq\n" in check.output  # the answer's own line
-        assert check.output.endswith("Error: content has 14 errors; nothing was written.\n")
+        assert f"{path}:22: placeholder text 'TODO' in faq\n" in check.output  # the answer's own line
+        assert check.output.endswith("Error: content has 16 errors; nothing was written.\n")
     out = tmp_path / "site"
     build = runner.invoke(cli, ["build", "--content", str(content), "--out", str(out)])
     assert build.exit_code == 1 and f"{path}:5: placeholder text 'TODO' in meaning\n" in build.output
@@ -109,7 +109,16 @@ def test_stats_table(runner: CliRunner, content: Path) -> None:
     assert any(line.split()[:2] == ["tiere", "🐾"] and line.split()[-3:] == ["1", "below", "minimum"]
                for line in lines)
     assert any(line.split() == ["examples", "6/6", "4", "4", "4"] for line in lines)
-    assert lines[-2:] == ["2026-11-01           aeffchen", "2026-11-01           apfel"]
+    assert "2026-11-01           aeffchen" in lines and "2026-11-01           apfel" in lines
+    assert any(line.split() == ["gender", "alle", "Für", "alle", "4"] for line in lines)  # facet counts
+    assert any(line.split() == ["region", "berlin", "Berlin", "1"] for line in lines)
+    assert any(line.split()[:2] == ["fuer-sie", "👩"] and line.split()[-3:] == ["1", "below", "minimum"]
+               for line in lines)  # an alias category, counted by its facet (Apfel: gender sie)
+    assert ["neutral", "🤝", "Für", "alle", "4", "below", "minimum"] in [line.split() for line in lines]
+    # every fixture entry shares its template's sentences: their phrases top the list, counted per entry
+    phrases = lines.index("most repeated phrases (X = the entry's name)  entries")
+    assert lines[phrases + 2].split()[-1] == "6"
+    assert lines[-1] == "(at most 12 entries per phrase; `petgen check --strict` enforces it)"
 
 
 def test_stats_columns_count_display_width() -> None:

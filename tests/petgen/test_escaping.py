@@ -78,6 +78,8 @@ def hostile_site(root: Path) -> Path:
         "faq": [{"question": f"Frage {EVIL}?", "answer": f"Antwort {EVIL}."},
                 {"question": f"Noch eine {HOSTILE[0]}?", "answer": f"Ja {HOSTILE[1]}."}],
         "datePublished": "2026-01-15", "lastReviewed": "2026-11-01",
+        "relationship": ["partner"], "gender": "sie", "region": ["rheinland"], "originCertainty": "unbekannt",
+        "genderNote": f"Anders als Apfel {EVIL}", "caution": f"Vorsicht {EVIL}",
     }
     markdown = (f"Text {EVIL}\n\n<script>alert(1)</script>\n\n<img src=x onerror=alert(1)>\n\n"
                 "[Klick](javascript:alert(1)) [Klick](JaVaScRiPt:alert(1)) [Daten](data:text/html;base64,PHNjcmlwdD4=) "

@@ -89,11 +89,14 @@ def test_every_precomputed_file_validates_against_its_operation(document: dict[s
 
 
 def every_property_required(node: Any) -> Any:
-    """The schemas as the build fills them: `required` promises less, the build still sends everything."""
+    """The schemas as the build fills them: `required` promises less, the build still sends everything
+    (but the properties that only apply to some entries or categories)."""
+    from petgen.schemas import SOMETIMES
+
     if isinstance(node, dict):
         tightened = {k: every_property_required(v) for k, v in node.items()}
         if isinstance(node.get("properties"), dict):
-            tightened["required"] = list(node["properties"])
+            tightened["required"] = [name for name in node["properties"] if name not in SOMETIMES]
         return tightened
     return [every_property_required(v) for v in node] if isinstance(node, list) else node
 

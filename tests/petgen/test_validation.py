@@ -100,9 +100,9 @@ def test_duplicate_key(content: Path) -> None:
 def test_missing_section(content: Path) -> None:
     text = entry_text("Hasi").replace("## Verwendung", "## Benutzung")
     found = problems_for(content, "hasi", text)
-    assert f"{content}/names/hasi.md:32: unknown section '## Benutzung'\n    hint: the body has two sections: " \
+    assert f"{content}/names/hasi.md:36: unknown section '## Benutzung'\n    hint: the body has two sections: " \
            "'## Herkunft' and '## Verwendung'" in found
-    assert f"{content}/names/hasi.md:23: missing section '## Verwendung'" in found
+    assert f"{content}/names/hasi.md:27: missing section '## Verwendung'" in found
 
 
 def test_related_must_exist(content: Path) -> None:
@@ -205,7 +205,7 @@ def test_placeholders_in_every_field_are_errors(content: Path) -> None:
         f"{path}:3: placeholder text 'TODO' in pronunciation" + hint.format("TODO"),
         f"{path}:9: placeholder text 'TBD' in keywords" + hint.format("TBD"),  # once for the line
         f"{path}:19: placeholder text 'Lorem ipsum' in faq" + hint.format("Lorem ipsum"),
-        f"{path}:32: placeholder text 'XXX' in usage" + hint.format("XXX"),  # its section
+        f"{path}:36: placeholder text 'XXX' in usage" + hint.format("XXX"),  # its section
     ]
 
 
@@ -228,3 +228,69 @@ def test_an_entry_that_cannot_be_read_is_an_error(content: Path) -> None:
         f"{content}/names/ordner.md:1: cannot be read (Is a directory){hint}",
         f"{content}/names/weg.md:1: cannot be read (No such file or directory){hint}",
     ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Facets (second edition): relationship, gender, region, language, originCertainty, aliases
+
+
+@pytest.mark.parametrize("line, value, message", [
+    (22, "relationship: [partner, ehe]", "22: unknown relationship 'ehe'\n    hint: allowed: familie, freunde, kind, "
+                                         "partner (see facets.yml)"),
+    (22, "relationship: []", "22: relationship has 0 items; 1–4 expected"),
+    (23, "gender: frau", "23: unknown gender 'frau'\n    hint: allowed: alle, ihn, sie (see facets.yml)"),
+    (24, "region: [koeln]", "24: unknown region 'koeln'\n    hint: allowed: bayern-oesterreich, berlin, franken, "
+                            "hessen-pfalz, norddeutschland, rheinland, ruhrgebiet, sachsen, schwaben, schweiz, "
+                            "ueberregional (see facets.yml)"),
+    (24, "region: [ueberregional, berlin]", "24: region lists 'ueberregional' with other regions\n    hint: write "
+                                            "either [ueberregional] or the regions where the name is at home"),
+    (25, "originCertainty: sicher", "25: unknown originCertainty 'sicher'\n    hint: allowed: belegt, unbekannt, "
+                                    "vermutet (see facets.yml)"),
+    (25, "language: tuerkish\noriginCertainty: belegt", "25: unknown language 'tuerkish'\n    hint: did you mean "
+                                                         "'tuerkisch'?"),
+])
+def test_facet_values_come_from_their_vocabulary(content: Path, line: int, value: str, message: str) -> None:
+    found = problems_for(content, "hasi", replace_line(entry_text("Hasi"), line, value))
+    assert found == [f"{content}/names/hasi.md:{message}"]
+
+
+def test_an_audience_category_is_now_a_facet(content: Path) -> None:
+    found = problems_for(content, "hasi", replace_line(entry_text("Hasi"), 7, "categories: [tiere, fuer-sie]"))
+    assert found == [f"{content}/names/hasi.md:7: 'fuer-sie' is no longer a category to list: it is derived from "
+                     "the gender facet\n    hint: remove it from categories and write gender: sie"]
+
+
+def test_a_word_family_agrees_on_gender_or_says_why(content: Path) -> None:
+    # Apfel (fixture) is used for her; Hasi links to it and is for anyone.
+    text = entry_text("Hasi").replace("datePublished:", "related: [apfel]\ndatePublished:")
+    found = problems_for(content, "hasi", text)
+    assert found == [f"{content}/names/hasi.md:24: gender 'alle' differs from the related entry 'apfel' (sie)\n"
+                     "    hint: make the word family agree, or say in genderNote why this name is used differently"]
+    noted = text.replace("gender: alle", "gender: alle\ngenderNote: Anders als Apfel auch für Männer gebräuchlich.")
+    (content / "names" / "hasi.md").write_text(noted, encoding="utf-8")
+    assert load_knowledge_base(content).by_slug["hasi"].genderNote.startswith("Anders als Apfel")
+
+
+def test_a_formula_in_more_than_twelve_entries_is_reported_once(content: Path) -> None:
+    from petgen.validate import MAX_PHRASE_ENTRIES
+
+    # The fixture entries share every sentence of their template; name-independent phrases count per entry.
+    for i in range(MAX_PHRASE_ENTRIES - 6 + 1):  # 6 fixture entries + 7 more = 13 with the same phrases
+        title = f"Kosi{'abcdefg'[i]}"
+        (content / "names" / f"kosi{'abcdefg'[i]}.md").write_text(entry_text(title), encoding="utf-8")
+    with pytest.raises(ContentError) as info:
+        load_knowledge_base(content, strict=True)
+    phrases = [p.format() for p in info.value.problems if "the phrase" in p.message]
+    assert phrases and all("is in 13 entries (at most 12)" in p for p in phrases)
+    assert any("'X benutzen vor allem paare'" in p for p in phrases)  # the name stands as X
+    assert load_knowledge_base(content).warnings  # not an error without --strict
+
+
+def test_facets_yml_is_checked(content: Path) -> None:
+    facets = (content / "facets.yml").read_text(encoding="utf-8")
+    (content / "facets.yml").write_text(facets.replace("gender:", "geschlecht:", 1), encoding="utf-8")
+    found = problems_for(content, "hasi", entry_text("Hasi"))
+    assert f"{content}/facets.yml:17: unknown facet 'geschlecht'\n    hint: the facets are relationship, gender, " \
+           "region, language, originCertainty" in found
+    assert f"{content}/facets.yml:1: facet 'gender' must be a non-empty list of values\n    hint: start each value " \
+           "with '- slug: …'" in found

@@ -72,9 +72,8 @@ def test_partner_intent(kb: TestClient, kb_dist: Path) -> None:
 
     items = {i["title"]: i for i in Dist.load(kb_dist).items}
     for name in names(kb, "Wie kann ich meinen Freund liebevoll nennen?", limit=10):
-        cats = items[name]["categories"]
-        assert "fuer-ihn" in cats or "neutral" in cats, name
-        assert "fuer-sie" not in cats, name
+        item = items[name]  # names used for him or for anyone, and for a partner (not a kid or a buddy)
+        assert item["gender"] in ("ihn", "alle") and "partner" in item["relationship"], name
 
 
 def test_regional_and_children(kb: TestClient, kb_dist: Path) -> None:
@@ -82,8 +81,8 @@ def test_regional_and_children(kb: TestClient, kb_dist: Path) -> None:
 
     items = {i["title"]: i for i in Dist.load(kb_dist).items}
     found = names(kb, "bavarian pet names for a baby")
-    assert all("regional" in items[n]["categories"] for n in found)
-    assert "kinder" in items[found[0]]["categories"]
+    assert all(items[n]["region"] != ["ueberregional"] for n in found)
+    assert "kind" in items[found[0]]["relationship"]
 
 
 def test_language_specific_loanwords(kb: TestClient) -> None:

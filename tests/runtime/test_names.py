@@ -43,15 +43,30 @@ def test_following_next_url_visits_every_entry_once(big: TestClient, big_dist: P
     data = orjson.loads((big_dist / "_data" / "index.json").read_bytes())
     filters = [{}] + [{"category": c} for c in data["categories"]] + [{"mood": m} for m in data["moods"]]
     filters += [{"category": "tiere", "mood": "frech"}, {"category": "altmodisch", "mood": "leidenschaftlich"}]
+    filters += [{"gender": "sie"}, {"relationship": "kind", "region": "berlin"}, {"category": "fuer-sie", "mood": "frech",
+                                                                                 "language": "deutsch"}]
     if limit == 1:
         filters = [{"category": "lustig", "mood": "verspielt"}]
     for f in filters:
         query = "&".join(f"{k}={v}" for k, v in {**f, **({"limit": limit} if limit else {})}.items())
         seen = walk(big, "/api/names" + (f"?{query}" if query else ""))
-        expected = [i["slug"] for i in items if f.get("category", i["categories"][0]) in i["categories"]
-                    and f.get("mood", i["moods"][0]) in i["moods"]]
+        expected = [i["slug"] for i in items if all(_member(i, name, value) for name, value in f.items())]
         assert seen == expected, f
         assert len(set(seen)) == len(seen)
+
+
+# What the old audience categories stand for (content/categories.yml), written out independently of the code.
+ALIASES = {"fuer-sie": ("gender", "sie"), "fuer-ihn": ("gender", "ihn"), "neutral": ("gender", "alle"),
+           "kinder": ("relationship", "kind"), "freunde": ("relationship", "freunde")}
+
+
+def _member(item: dict, name: str, value: str) -> bool:
+    if name == "category" and value == "regional":
+        return item["region"] != ["ueberregional"]
+    if name == "category" and value in ALIASES:
+        name, value = ALIASES[value]
+    field = {"category": "categories", "mood": "moods"}.get(name, name)
+    return value == item[field] if isinstance(item[field], str) else value in item[field]
 
 
 def test_computed_page_equals_precomputed_page(big: TestClient, big_dist: Path) -> None:
@@ -62,7 +77,7 @@ def test_computed_page_equals_precomputed_page(big: TestClient, big_dist: Path) 
     dist = Dist.load(big_dist)
     precomputed = dist.routes["/api/names?category=tiere"].body
     dist.routes.pop("/api/names?category=tiere")
-    assert list_page(ListQuery("tiere", None, 200, 0), dist) == precomputed
+    assert list_page(ListQuery({"category": "tiere"}, 200, 0), dist) == precomputed
 
 
 def test_equivalent_queries_share_a_page(big: TestClient) -> None:
@@ -157,3 +172,27 @@ def test_live_status(client: TestClient) -> None:
     status = client.get("/api/status").json()
     assert status["status"] == "ok" and status["names"] == 6 and status["categories"] == 15
     assert status["timestamp"].endswith("Z") and status["timestamp"] != "2026-11-01T00:00:00Z"
+
+
+def test_facet_filters_combine_and_unknown_values_are_400(client: TestClient) -> None:
+    page = client.get("/api/names?gender=sie&region=rheinland&limit=5").json()
+    assert [i["slug"] for i in page["items"]] == ["apfel"] and page["total"] == 1
+    assert client.get("/api/names?category=natur&relationship=kind").json()["total"] == 1
+    assert client.get("/api/names?category=fuer-sie&relationship=freunde").json()["total"] == 0
+    error = client.get("/api/names?gender=frau").json()["error"]
+    assert error["message"] == "Unknown gender 'frau'." and error["hint"] == "valid values: sie, ihn, alle (see " \
+        "/api/categories)"
+    assert client.get("/api/names?region=berln").json()["error"]["hint"].startswith("did you mean 'berlin'?")
+
+
+def test_mcp_list_names_takes_the_facets(client: TestClient) -> None:
+    with client:
+        response = client.post("/mcp", headers={"Accept": "application/json"}, json={
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "list_names", "arguments": {"region": "berlin", "relationship": "freunde"}}})
+        assert response.json()["result"]["structuredContent"]["items"][0]["slug"] == "ohrwurm"
+        bad = client.post("/mcp", headers={"Accept": "application/json"}, json={
+            "jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "list_names", "arguments": {"gender": "female"}}}).json()["result"]
+        assert bad["isError"] and bad["content"][0]["text"].endswith("Unknown gender 'female'. Did you mean 'alle'? "
+                                                         "Valid values: sie, ihn, alle")

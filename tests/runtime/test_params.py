@@ -19,7 +19,8 @@ PROPERTY = settings(max_examples=300, derandomize=True, deadline=None,
 
 # Query strings as clients send them: the parameter names (and near-misses), and values made of
 # digits, signs, spaces, underscores, non-ASCII digits, percent escapes and anything else.
-names = st.sampled_from(["category", "mood", "limit", "offset", "q", "catgory", "Limit", "", "limit[]"])
+names = st.sampled_from(["category", "mood", "limit", "offset", "q", "catgory", "Limit", "", "limit[]", "gender",
+                         "region", "relationship", "language"])
 values = st.one_of(
     st.text(alphabet="0123456789+-_ .eE%٥５\u00a0", max_size=12),
     st.integers(min_value=-10, max_value=10 ** 12).map(str),
@@ -45,7 +46,10 @@ def test_list_query_is_valid_or_a_400(loaded: Dist, query_string: str) -> None:
         assert exc.message and exc.hint
         return
     assert 1 <= query.limit <= 200 and 0 <= query.offset <= MAX_OFFSET
-    assert query.category in (None, *loaded.categories) and query.mood in (None, *loaded.moods)
+    assert query.filters.get("category") in (None, *loaded.categories)
+    assert query.filters.get("mood") in (None, *loaded.moods)
+    for name in ("relationship", "gender", "region", "language"):
+        assert query.filters.get(name) in (None, *loaded.facets[name])
 
 
 @PROPERTY
@@ -76,4 +80,4 @@ def test_a_number_is_plain_ascii_digits_within_bounds(raw: str) -> None:
 def test_a_valid_query_round_trips(loaded: Dist, category: str | None, limit: int, offset: int) -> None:
     params = {"limit": limit, "offset": offset, **({"category": category} if category else {})}
     query = parse_list_query(urlencode(params), loaded)
-    assert (query.category, query.limit, query.offset) == (category, limit, offset)
+    assert (query.filters.get("category"), query.limit, query.offset) == (category, limit, offset)
