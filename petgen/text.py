@@ -11,10 +11,19 @@ _NON_SLUG = re.compile(r"[^a-z0-9]+")
 _WORD = re.compile(r"\w+(?:[-']\w+)*")
 
 
+# Latin letters that Unicode does not decompose into a base letter and a mark: Turkish dotless i,
+# Polish ł, Scandinavian ø and æ, … (`Aşkım` → `Askim`, `Słoneczko` → `Sloneczko`).
+_UNDECOMPOSED = {"ı": "i", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE",
+                 "œ": "oe", "Œ": "OE", "þ": "th", "Þ": "TH", "ð": "d", "Ð": "D", "ħ": "h", "Ħ": "H"}
+
+
 class _AccentTable(dict[int, str]):
     """Per-character translation table for `str.translate`, filled on first sight of a character."""
 
     def __missing__(self, codepoint: int) -> str:
+        if chr(codepoint) in _UNDECOMPOSED:
+            self[codepoint] = _UNDECOMPOSED[chr(codepoint)]
+            return self[codepoint]
         decomposed = unicodedata.normalize("NFKD", chr(codepoint))
         value = "".join(c for c in decomposed if not unicodedata.combining(c))
         self[codepoint] = value
