@@ -38,6 +38,7 @@ from runtime.mcp_transport import McpEndpoint
 from runtime.names import MAX_OFFSET, BadRequest, ListQuery, list_page
 from runtime.search import DEFAULT_LIMIT as SEARCH_DEFAULT
 from runtime.search import MAX_LIMIT as SEARCH_MAX
+from runtime.search import MAX_QUERY as SEARCH_MAX_QUERY
 from runtime.search import BadSearch, search_results
 
 log = logging.getLogger("petgen.runtime")
@@ -195,13 +196,17 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
         return _result(_file_json(dist(), "/api/categories"))
 
     def search(
-        query: Annotated[str, Field(description="Words or a name to search for, German or English, 2+ characters.")],
+        query: Annotated[str, Field(description=f"Words or a name to search for, German or English, 2 to "
+                                                f"{SEARCH_MAX_QUERY} characters.")],
         limit: Annotated[int, Field(ge=1, le=SEARCH_MAX,
                                     description=f"How many results, 1 to {SEARCH_MAX}.")] = SEARCH_DEFAULT,
     ) -> CallToolResult:
         q = " ".join(query.split())
         if len(q) < 2:
             raise ToolError("The query must have at least 2 characters, e.g. 'maus' or 'little bear'.")
+        if len(q) > SEARCH_MAX_QUERY:  # the bound of GET /api/search: a long query costs CPU in proportion
+            raise ToolError(f"The query must not be longer than {SEARCH_MAX_QUERY} characters; search for a few "
+                            "words, e.g. 'maus' or 'little bear'.")
         try:
             return _result(search_results(q, limit, dist()))
         except BadSearch as exc:  # pragma: no cover - validated above
