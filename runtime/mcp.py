@@ -300,8 +300,10 @@ def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str
                                      transport_security=security)
     # Stateless: no server-initiated stream to GET and no session to DELETE. The spec allows 405 for
     # both; without this a GET would hold an SSE stream open that never carries anything.
-    refuse = Route("/mcp", _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS", "TRACE"])
-    routes: list[BaseRoute] = [refuse]
+    # /mcp/ too: a POST there is redirected to /mcp (runtime/app.py), anything else is refused the same way.
+    routes: list[BaseRoute] = [Route(path, _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH",
+                                                                          "OPTIONS", "TRACE"])
+                               for path in ("/mcp", "/mcp/")]
     netloc = urlsplit(base_url).netloc
     for route in app.routes:
         if isinstance(route, Route) and route.path == "/mcp":

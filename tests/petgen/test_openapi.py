@@ -54,8 +54,8 @@ def test_every_served_route_is_documented_and_every_path_is_served(document: dic
                     if not NOT_OPERATIONS.match(p) and not p.startswith("/{") and template_of(p, templates) is None]
     # not operations: redirects of a trailing slash, and the catch-alls that answer 404/405 envelopes
     assert undocumented == ["/.well-known", "/api", "/api/categories/{slug}/",
-                            "/api/names/{slug}/", "/api/{rest:path}", "/openapi.json/{rest:path}", "/webhooks",
-                            "/webhooks/{rest:path}"]
+                            "/api/names/{slug}/", "/api/{rest:path}", "/ask/", "/mcp/", "/openapi.json/{rest:path}",
+                            "/webhooks", "/webhooks/{rest:path}"]
     client = TestClient(app, base_url="http://testserver", raise_server_exceptions=False)
     with client:
         for template, item in document["paths"].items():
