@@ -132,9 +132,12 @@ class McpEndpoint:
             return
         assert rpc is not None
         forwarded = orjson.dumps(rpc)  # exactly what was checked, with the id normalised (7.0 → 7)
+        # The media type was checked case-insensitively (RFC 9110); the SDK compares it exactly, so it gets it
+        # spelt its way.
         scope = {**scope, "headers": [
-            *((k, v) for k, v in scope["headers"] if k not in (b"accept", b"content-length")),
-            (b"accept", JSON + b", " + SSE), (b"content-length", str(len(forwarded)).encode())]}
+            *((k, v) for k, v in scope["headers"] if k not in (b"accept", b"content-length", b"content-type")),
+            (b"accept", JSON + b", " + SSE), (b"content-type", JSON),
+            (b"content-length", str(len(forwarded)).encode())]}
         sent = False
 
         async def replay() -> dict[str, Any]:

@@ -155,6 +155,13 @@ def test_restricted_origins_refuse_others_with_403(restricted_base: str) -> None
     assert rpc_error(post(restricted_base, origin=APP, host="evil.example"), 421, -32600)
 
 
+def test_media_types_are_case_insensitive(open_base: str) -> None:
+    """The endpoint let `Application/JSON` pass, then the SDK refused it: 415, a null id and its own message."""
+    for content_type in ("Application/JSON", "APPLICATION/JSON; charset=UTF-8"):
+        response = post(open_base, **{"content-type": content_type})
+        assert response.status_code == 200 and response.json() == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
 @pytest.mark.parametrize(("host", "allowed"), [
     ("kosenamen.example", True), ("Kosenamen.Example", True), ("kosenamen.example:443", True),
     ("127.0.0.1:8000", True), ("localhost", True), ("[::1]:8000", True), ("evil.example", False),
