@@ -79,6 +79,9 @@ def host_allowed(host: str, public_netloc: str) -> bool:
     """The public host (with or without its port) and loopback names with any port: a page on another
     site that rebinds its DNS name to this server still sends its own name, and is refused."""
     name = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+    port = host[len(name) + 2 if host.startswith("[") else len(name):]
+    if port and not (port[0] == ":" and all("0" <= c <= "9" for c in port[1:])):
+        return False  # `127.0.0.1:80.evil.example` names no loopback host
     public_name = urlsplit(f"//{public_netloc}").hostname or public_netloc  # lowercase, IPv6 without brackets
     return host == public_netloc or name.lower() in (public_name, *LOOPBACK)
 

@@ -165,7 +165,8 @@ def test_media_types_are_case_insensitive(open_base: str) -> None:
 @pytest.mark.parametrize(("host", "allowed"), [
     ("kosenamen.example", True), ("Kosenamen.Example", True), ("kosenamen.example:443", True),
     ("127.0.0.1:8000", True), ("localhost", True), ("[::1]:8000", True), ("evil.example", False),
-    ("kosenamen.example.evil.example", False), ("", False),
+    ("kosenamen.example.evil.example", False), ("", False), ("127.0.0.1:80.evil.example", False),
+    ("localhost:x", False), ("localhost:٨٠", False), ("[::1]evil", False), ("127.0.0.1:", True),
 ])
 def test_host_allowed(host: str, allowed: bool) -> None:
     assert host_allowed(host, "kosenamen.example") is allowed
