@@ -59,6 +59,9 @@ def test_new_scaffolds_an_entry_to_fill_in(runner: CliRunner, content: Path) -> 
     assert again.exit_code == 1 and again.output == f"Error: {path} already exists.\n"
     empty = runner.invoke(cli, ["new", "!!!", "--content", str(content)])
     assert empty.output == "Error: '!!!' has no letters or digits to make a slug from.\n"
+    long = runner.invoke(cli, ["new", "a" * 300, "--content", str(content)])  # was an OSError traceback
+    assert long.exit_code == 1
+    assert long.output == f"Error: cannot create {content / 'names' / ('a' * 56)}….md: File name too long.\n"
 
 
 def test_a_scaffold_fails_check_and_build_until_filled_in(runner: CliRunner, content: Path, tmp_path: Path) -> None:
