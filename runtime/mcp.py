@@ -36,6 +36,7 @@ from runtime.dist import Dist
 from runtime.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, error_body
 from runtime.mcp_transport import McpEndpoint
 from runtime.names import MAX_OFFSET, BadRequest, ListQuery, list_page
+from runtime.params import shown
 from runtime.search import DEFAULT_LIMIT as SEARCH_DEFAULT
 from runtime.search import MAX_LIMIT as SEARCH_MAX
 from runtime.search import MAX_QUERY as SEARCH_MAX_QUERY
@@ -156,8 +157,8 @@ def _file_json(dist: Dist, route: str) -> Any:
 def _unknown_slug(dist: Dist, slug: str) -> ToolError:
     near = closest(slugify(slug) or slug, dist.slugs)
     hint = f" Did you mean '{near}'?" if near else ""
-    return ToolError(f"No name with the slug '{slug}'.{hint} Call `search` with the word you are looking for, "
-                     "or `list_names` to browse; slugs are lowercase with ä→ae, ö→oe, ü→ue, ß→ss.")
+    return ToolError(f"No name with the slug '{shown(slug)}'.{hint} Call `search` with the word you are looking "
+                     "for, or `list_names` to browse; slugs are lowercase with ä→ae, ö→oe, ü→ue, ß→ss.")
 
 
 def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> PetgenMCP:
@@ -173,8 +174,8 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
         for kind, value, known in (("category", category, d.categories), ("mood", mood, d.moods)):
             if value is not None and value not in known:
                 match = closest(value, known)
-                raise ToolError(f"Unknown {kind} '{value}'." + (f" Did you mean '{match}'?" if match else "") +
-                                f" Valid values: {', '.join(known)}.")
+                raise ToolError(f"Unknown {kind} '{shown(value)}'." + (f" Did you mean '{match}'?" if match else "")
+                                + f" Valid values: {', '.join(known)}.")
         try:
             page = list_page(ListQuery(category, mood, limit, offset), d)
         except BadRequest as exc:  # pragma: no cover - bounds are checked by the input schema

@@ -19,7 +19,7 @@ from petgen.resources import (
 from petgen.text import slugify
 from runtime.dist import Dist, StaticFile
 from runtime.errors import error_response
-from runtime.params import BadRequest, query_params, whole_number
+from runtime.params import BadRequest, query_params, shown, whole_number
 
 __all__ = ["BadRequest", "ListQuery", "list_page", "parse_list_query", "unknown_or_redirect"]
 
@@ -44,10 +44,10 @@ def parse_list_query(query_string: str, dist: Dist) -> ListQuery:
     seen = query_params(query_string, LIST_PARAMS)
     category, mood = seen.get("category") or None, seen.get("mood") or None
     if "category" in seen and category not in dist.categories:
-        raise BadRequest(f"Unknown category '{seen['category']}'.", _vocabulary_hint(seen["category"], dist.categories,
-                         "/api/categories"))
+        raise BadRequest(f"Unknown category '{shown(seen['category'])}'.", _vocabulary_hint(
+            seen["category"], dist.categories, "/api/categories"))
     if "mood" in seen and mood not in dist.moods:
-        raise BadRequest(f"Unknown mood '{seen['mood']}'.", _vocabulary_hint(seen["mood"], dist.moods,
+        raise BadRequest(f"Unknown mood '{shown(seen['mood'])}'.", _vocabulary_hint(seen["mood"], dist.moods,
                          "/api/categories"))
     limit = whole_number("limit", seen["limit"], 1, MAX_LIMIT, 20) if "limit" in seen else DEFAULT_LIMIT
     offset = whole_number("offset", seen["offset"], 0, MAX_OFFSET, 0) if "offset" in seen else 0

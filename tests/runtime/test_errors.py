@@ -40,6 +40,8 @@ ERROR = Draft202012Validator(schema_for("Error"))
     ("DELETE", "/webhooks/wh_123", 404),
     ("POST", "/names/apfel/", 405),
     ("GET", "/api/names/" + "x" * 5000, 404),
+    ("GET", "/api/names?category=" + "x" * 5000, 400),
+    ("GET", "/api/names?mood=" + "x" * 5000, 400),
 ])
 def test_error_shape_on_every_endpoint(client: TestClient, method: str, path: str, status: int) -> None:
     response = client.request(method, path)
