@@ -161,7 +161,7 @@ class McpEndpoint:
         origin = headers.get("origin")
         if self.allowed_origins and origin is not None and normalise_origin(origin) not in self.allowed_origins:
             return refusal(403, INVALID_REQUEST, f"Forbidden: the origin '{origin[:100]}' may not call this MCP "
-                           "server.", request_id, reason="forbidden_origin",
+                           "server.", request_id, reason="forbidden",
                            hint="the operator allows only these origins: " + ", ".join(sorted(self.allowed_origins)))
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":
