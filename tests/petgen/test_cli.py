@@ -121,3 +121,16 @@ def test_stats_columns_count_display_width() -> None:
     assert [width(t) for t in ("🐾", "🏔️", "ä", "a\u0301", "Für")] == [2, 2, 1, 1, 3]
     lines = table(["title", "n"], [["🏔️ Berge", 1], ["Süßes", 22]]).splitlines()
     assert [width(line) for line in lines] == [width(lines[0])] * 4
+
+
+@pytest.mark.parametrize("command", ["build", "serve", "dev"])
+def test_base_url_must_be_an_http_url(runner: CliRunner, content: Path, tmp_path: Path, command: str) -> None:
+    """site.yml's base_url had to be http(s), but --base-url took anything: `javascript:alert(1)` became the
+    start of every `url` and link of a build."""
+    # (serve and dev also get a bad --rate-limit, checked after --base-url, so that they stop even if it passed)
+    out = ["--out" if command == "build" else "--dist", str(tmp_path / "d")]
+    rest = out if command == "build" else [*out, "--rate-limit", "-1"]
+    result = runner.invoke(cli, [command, "--content", str(content), "--base-url", "javascript:alert(1)", *rest])
+    assert result.exit_code == 2 and "Invalid value for '--base-url': 'javascript:alert(1)' is not an http(s) URL" \
+        in result.output
+    assert not (tmp_path / "d").exists()
