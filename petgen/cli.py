@@ -48,6 +48,16 @@ def cache_options(f):  # type: ignore[no-untyped-def]
                              "[env: PETGEN_CACHE_DIR]")(with_cache_dir)
 
 
+def _http_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--base-url` must be an http(s) URL, as site.yml's base_url must: every `url`, link and `nextUrl` starts
+    with it."""
+    from petgen.content import HTTP_URL
+
+    if value is not None and not HTTP_URL.match(value.rstrip("/")):
+        raise click.BadParameter(f"'{value}' is not an http(s) URL (e.g. https://kosenamen.example).")
+    return value
+
+
 def _print_problems(exc: ContentError) -> None:
     for problem in exc.problems:
         click.echo(problem.format(), err=True)
@@ -81,7 +91,8 @@ def check(content_dir: Path, strict: bool, cache_dir: Path | None) -> None:
 @cli.command()
 @CONTENT
 @OUT
-@click.option("--base-url", help="Public base URL for every `url` and `nextUrl` (default: site.yml).")
+@click.option("--base-url", callback=_http_url,
+              help="Public base URL for every `url` and `nextUrl` (default: site.yml).")
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @RUNTIME_ORIGIN
 @cache_options
@@ -116,7 +127,8 @@ def _server_options(f):  # type: ignore[no-untyped-def]
         click.option("--dist", "dist_dir", type=click.Path(path_type=Path), default=Path("dist"), show_default=True,
                      help="The built dist/ to serve."),
         CONTENT,
-        click.option("--base-url", help="Base URL baked into a build made here (default: http://HOST:PORT)."),
+        click.option("--base-url", callback=_http_url,
+                     help="Base URL baked into a build made here (default: http://HOST:PORT)."),
         click.option("--state-dir", type=click.Path(path_type=Path), default=Path(".petgen"), show_default=True,
                      help="Directory for the runtime's state and the build cache (<state-dir>/cache)."),
         click.option("--rate-limit", type=click.IntRange(min=0), envvar="PETGEN_RATE_LIMIT", default=60,

@@ -41,6 +41,13 @@ SIGNATURE_HEADERS = {
                        "when sent, the signature must cover it.",
 }
 RETRY_AFTER = {"Retry-After": ("Seconds to wait before the next request.", {"type": "integer", "minimum": 0})}
+# What the runtime trims from a query, written out: the characters Python's str.split() takes for whitespace.
+# `\s` means something else in each regex engine that reads the document (ECMA-262's leaves out U+001C–U+001F
+# and U+0085, which Python trims): with `\S.*\S`, q="\x1e0\x1e" was valid by the document and a 400.
+TRIMMED = "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+# Two characters that are not trimmed, anything between (`[\s\S]`, as `.` stops at a line break): the text has
+# at least 2 characters after trimming.
+AFTER_TRIMMING_2 = f"[^{TRIMMED}][\\s\\S]*[^{TRIMMED}]"
 CACHE_HEADERS = {
     "ETag": ("Strong validator: the content hash of the body.", {"type": "string"}),
     "Cache-Control": ("`public, max-age=60, must-revalidate` on clean URLs.", {"type": "string"}),
@@ -72,7 +79,7 @@ def _components_schemas(site_id: str) -> dict[str, Any]:
 
 def _ask_schemas(site_id: str) -> dict[str, Any]:
     """`POST /ask` bodies: the flat shape or the NLWeb 0.54 nested shape (only `query` is required)."""
-    question = {"type": "string", "minLength": 2, "maxLength": 500, "pattern": r"\S.*\S",
+    question = {"type": "string", "minLength": 2, "maxLength": 500, "pattern": AFTER_TRIMMING_2,
                 "description": "The question, German or English."}
     site = {"const": site_id, "description": "This service's site identifier (optional)."}
     limit = {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "How many results."}
@@ -240,7 +247,8 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
             "description": "Typo-tolerant, umlaut-insensitive search over title, variants, keywords and meaning "
                            "(weighted in that order). `total` counts all matches.",
             "parameters": [
-                _param("q", "query", {"type": "string", "minLength": 2, "maxLength": 200, "pattern": r"\S.*\S"},
+                _param("q", "query",
+                       {"type": "string", "minLength": 2, "maxLength": 200, "pattern": AFTER_TRIMMING_2},
                        "The query, at least 2 characters after trimming.", required=True, example="maus"),
                 _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
                        "How many results."),

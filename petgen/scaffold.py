@@ -62,9 +62,14 @@ def new_entry(content_dir: Path, title: str, today: dt.date | None = None) -> Pa
     if not names.is_dir():
         raise click.ClickException(f"{names} does not exist; pass --content DIR.")
     path = names / f"{slug}.md"
-    if path.exists():
-        raise click.ClickException(f"{path} already exists.")
     quoted = yaml.safe_dump(title, allow_unicode=True, default_style=None).strip().removesuffix("...").strip()
     day = (today or dt.date.today()).isoformat()
-    path.write_text(TEMPLATE.format(title=quoted, bare=title.replace('"', "'"), today=day), encoding="utf-8")
+    try:
+        with path.open("x", encoding="utf-8") as file:  # "x": never overwrite an entry
+            file.write(TEMPLATE.format(title=quoted, bare=title.replace('"', "'"), today=day))
+    except FileExistsError:
+        raise click.ClickException(f"{path} already exists.") from None
+    except OSError as exc:  # a title too long for a file name, a read-only directory …
+        name = path.name if len(path.name) <= 60 else path.name[:56] + "….md"
+        raise click.ClickException(f"cannot create {names / name}: {exc.strerror}.") from None
     return path

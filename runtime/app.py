@@ -47,7 +47,8 @@ log = logging.getLogger("petgen.runtime")
 
 HTML = "text/html; charset=utf-8"
 FAST_METHODS = frozenset({"GET", "HEAD"})
-POST_PATHS = frozenset({"/ask", "/mcp"})  # the endpoints that answer POST only (CORS preflights say so)
+# The endpoints that answer POST only (CORS preflights say so); with a trailing slash, a POST is a 308 to them.
+POST_PATHS = frozenset({"/ask", "/mcp", "/ask/", "/mcp/"})
 DYNAMIC_PATHS = frozenset({"/api/names", "/api/status"})  # their query string or the clock matters
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 # Paths whose every answer is JSON, errors included (human pages answer an HTML 404 instead).
@@ -265,6 +266,11 @@ def build_starlette(runtime: Runtime) -> Starlette:
         *(Route(f"{path}/{{rest:path}}", api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
         Route("/ask", ask, methods=["POST"]),
         Route("/ask", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),
+        # A POST to /ask/ or /mcp/ is a 308 (method and body kept); other methods are refused as on the paths
+        # themselves (/mcp/ in runtime/mcp.py).
+        Route("/ask/", without_slash, methods=["POST"]),
+        Route("/ask/", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),
+        Route("/mcp/", without_slash, methods=["POST"]),
         Route("/names/{slug}", page, methods=["GET", "HEAD"]),
         Route("/names/{slug}/", page, methods=["GET", "HEAD"]),
         Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),

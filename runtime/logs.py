@@ -40,6 +40,9 @@ def configure_logging(level: str = "info") -> None:
         server_logger = logging.getLogger(name)
         server_logger.handlers.clear()
         server_logger.propagate = True
+    # The MCP SDK logs every request at INFO ("Terminating session: None", each tool error with the client's
+    # arguments in it): an access log by another name. Its warnings and errors still show; debug shows all.
+    logging.getLogger("mcp").setLevel(logging.DEBUG if level.lower() == "debug" else logging.WARNING)
 
 
 def ensure_logging(level: str = "info") -> None:

@@ -36,8 +36,10 @@ from runtime.dist import Dist
 from runtime.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, error_body
 from runtime.mcp_transport import McpEndpoint
 from runtime.names import MAX_OFFSET, BadRequest, ListQuery, check_filters, list_page
+from runtime.params import shown
 from runtime.search import DEFAULT_LIMIT as SEARCH_DEFAULT
 from runtime.search import MAX_LIMIT as SEARCH_MAX
+from runtime.search import MAX_QUERY as SEARCH_MAX_QUERY
 from runtime.search import BadSearch, search_results
 
 log = logging.getLogger("petgen.runtime")
@@ -155,8 +157,8 @@ def _file_json(dist: Dist, route: str) -> Any:
 def _unknown_slug(dist: Dist, slug: str) -> ToolError:
     near = closest(slugify(slug) or slug, dist.slugs)
     hint = f" Did you mean '{near}'?" if near else ""
-    return ToolError(f"No name with the slug '{slug}'.{hint} Call `search` with the word you are looking for, "
-                     "or `list_names` to browse; slugs are lowercase with ä→ae, ö→oe, ü→ue, ß→ss.")
+    return ToolError(f"No name with the slug '{shown(slug)}'.{hint} Call `search` with the word you are looking "
+                     "for, or `list_names` to browse; slugs are lowercase with ä→ae, ö→oe, ü→ue, ß→ss.")
 
 
 def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> PetgenMCP:
@@ -200,13 +202,17 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
         return _result(_file_json(dist(), "/api/categories"))
 
     def search(
-        query: Annotated[str, Field(description="Words or a name to search for, German or English, 2+ characters.")],
+        query: Annotated[str, Field(description=f"Words or a name to search for, German or English, 2 to "
+                                                f"{SEARCH_MAX_QUERY} characters.")],
         limit: Annotated[int, Field(ge=1, le=SEARCH_MAX,
                                     description=f"How many results, 1 to {SEARCH_MAX}.")] = SEARCH_DEFAULT,
     ) -> CallToolResult:
         q = " ".join(query.split())
         if len(q) < 2:
             raise ToolError("The query must have at least 2 characters, e.g. 'maus' or 'little bear'.")
+        if len(q) > SEARCH_MAX_QUERY:  # the bound of GET /api/search: a long query costs CPU in proportion
+            raise ToolError(f"The query must not be longer than {SEARCH_MAX_QUERY} characters; search for a few "
+                            "words, e.g. 'maus' or 'little bear'.")
         try:
             return _result(search_results(q, limit, dist()))
         except BadSearch as exc:  # pragma: no cover - validated above
@@ -302,8 +308,10 @@ def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str
                                      transport_security=security)
     # Stateless: no server-initiated stream to GET and no session to DELETE. The spec allows 405 for
     # both; without this a GET would hold an SSE stream open that never carries anything.
-    refuse = Route("/mcp", _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH", "OPTIONS", "TRACE"])
-    routes: list[BaseRoute] = [refuse]
+    # /mcp/ too: a POST there is redirected to /mcp (runtime/app.py), anything else is refused the same way.
+    routes: list[BaseRoute] = [Route(path, _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH",
+                                                                          "OPTIONS", "TRACE"])
+                               for path in ("/mcp", "/mcp/")]
     netloc = urlsplit(base_url).netloc
     origin_netloc = urlsplit(runtime_origin).netloc if runtime_origin else None
     for route in app.routes:

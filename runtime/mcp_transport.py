@@ -79,6 +79,9 @@ def host_allowed(host: str, public_netloc: str) -> bool:
     """The public host (with or without its port) and loopback names with any port: a page on another
     site that rebinds its DNS name to this server still sends its own name, and is refused."""
     name = host[1:host.index("]")] if host.startswith("[") and "]" in host else host.rsplit(":", 1)[0]
+    port = host[len(name) + 2 if host.startswith("[") else len(name):]
+    if port and not (port[0] == ":" and all("0" <= c <= "9" for c in port[1:])):
+        return False  # `127.0.0.1:80.evil.example` names no loopback host
     public_name = urlsplit(f"//{public_netloc}").hostname or public_netloc  # lowercase, IPv6 without brackets
     return host == public_netloc or name.lower() in (public_name, *LOOPBACK)
 
@@ -135,9 +138,12 @@ class McpEndpoint:
             return
         assert rpc is not None
         forwarded = orjson.dumps(rpc)  # exactly what was checked, with the id normalised (7.0 → 7)
+        # The media type was checked case-insensitively (RFC 9110); the SDK compares it exactly, so it gets it
+        # spelt its way.
         scope = {**scope, "headers": [
-            *((k, v) for k, v in scope["headers"] if k not in (b"accept", b"content-length")),
-            (b"accept", JSON + b", " + SSE), (b"content-length", str(len(forwarded)).encode())]}
+            *((k, v) for k, v in scope["headers"] if k not in (b"accept", b"content-length", b"content-type")),
+            (b"accept", JSON + b", " + SSE), (b"content-type", JSON),
+            (b"content-length", str(len(forwarded)).encode())]}
         sent = False
 
         async def replay() -> dict[str, Any]:
@@ -158,7 +164,7 @@ class McpEndpoint:
         origin = headers.get("origin")
         if self.allowed_origins and origin is not None and normalise_origin(origin) not in self.allowed_origins:
             return refusal(403, INVALID_REQUEST, f"Forbidden: the origin '{origin[:100]}' may not call this MCP "
-                           "server.", request_id, reason="forbidden_origin",
+                           "server.", request_id, reason="forbidden",
                            hint="the operator allows only these origins: " + ", ".join(sorted(self.allowed_origins)))
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json":

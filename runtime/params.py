@@ -44,9 +44,10 @@ def whole_number(name: str, raw: str, low: int, high: int, example: int) -> int:
     if not DIGITS.fullmatch(raw):
         raise BadRequest(f"'{name}' must be a whole number {bounds} (digits 0-9 only), not '{shown(raw)}'.",
                          f"for example {name}={example}")
-    value = int(raw) if len(raw) <= 18 else high + 1  # no need to convert a thousand digits to know
+    digits = raw.lstrip("0") or "0"  # leading zeros do not make a number larger
+    value = int(digits) if len(digits) <= 18 else high + 1  # no need to convert a thousand digits to know
     if not low <= value <= high:
-        raise BadRequest(f"'{name}' must be {bounds}, not {shown(raw.lstrip('0') or '0')}.",
+        raise BadRequest(f"'{name}' must be {bounds}, not {shown(digits)}.",
                          f"use {name}={max(low, min(value, high))}")
     return value
 

@@ -59,6 +59,9 @@ def test_new_scaffolds_an_entry_to_fill_in(runner: CliRunner, content: Path) -> 
     assert again.exit_code == 1 and again.output == f"Error: {path} already exists.\n"
     empty = runner.invoke(cli, ["new", "!!!", "--content", str(content)])
     assert empty.output == "Error: '!!!' has no letters or digits to make a slug from.\n"
+    long = runner.invoke(cli, ["new", "a" * 300, "--content", str(content)])  # was an OSError traceback
+    assert long.exit_code == 1
+    assert long.output == f"Error: cannot create {content / 'names' / ('a' * 56)}….md: File name too long.\n"
 
 
 def test_a_scaffold_fails_check_and_build_until_filled_in(runner: CliRunner, content: Path, tmp_path: Path) -> None:
@@ -127,3 +130,16 @@ def test_stats_columns_count_display_width() -> None:
     assert [width(t) for t in ("🐾", "🏔️", "ä", "a\u0301", "Für")] == [2, 2, 1, 1, 3]
     lines = table(["title", "n"], [["🏔️ Berge", 1], ["Süßes", 22]]).splitlines()
     assert [width(line) for line in lines] == [width(lines[0])] * 4
+
+
+@pytest.mark.parametrize("command", ["build", "serve", "dev"])
+def test_base_url_must_be_an_http_url(runner: CliRunner, content: Path, tmp_path: Path, command: str) -> None:
+    """site.yml's base_url had to be http(s), but --base-url took anything: `javascript:alert(1)` became the
+    start of every `url` and link of a build."""
+    # (serve and dev also get a bad --rate-limit, checked after --base-url, so that they stop even if it passed)
+    out = ["--out" if command == "build" else "--dist", str(tmp_path / "d")]
+    rest = out if command == "build" else [*out, "--rate-limit", "-1"]
+    result = runner.invoke(cli, [command, "--content", str(content), "--base-url", "javascript:alert(1)", *rest])
+    assert result.exit_code == 2 and "Invalid value for '--base-url': 'javascript:alert(1)' is not an http(s) URL" \
+        in result.output
+    assert not (tmp_path / "d").exists()

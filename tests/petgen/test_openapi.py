@@ -54,8 +54,8 @@ def test_every_served_route_is_documented_and_every_path_is_served(document: dic
                     if not NOT_OPERATIONS.match(p) and not p.startswith("/{") and template_of(p, templates) is None]
     # not operations: redirects of a trailing slash, and the catch-alls that answer 404/405 envelopes
     assert undocumented == ["/.well-known", "/api", "/api/categories/{slug}/",
-                            "/api/names/{slug}/", "/api/{rest:path}", "/openapi.json/{rest:path}", "/webhooks",
-                            "/webhooks/{rest:path}"]
+                            "/api/names/{slug}/", "/api/{rest:path}", "/ask/", "/mcp/", "/openapi.json/{rest:path}",
+                            "/webhooks", "/webhooks/{rest:path}"]
     client = TestClient(app, base_url="http://testserver", raise_server_exceptions=False)
     with client:
         for template, item in document["paths"].items():
@@ -222,3 +222,21 @@ def test_docs_page_is_rendered_from_the_document(client: TestClient, document: d
     assert "<script src" not in page.text
     stylesheet = re.search(r'<link rel="stylesheet" href="(/assets/site\.[0-9a-f]{12}\.css)">', page.text)
     assert stylesheet and client.get(stylesheet.group(1)).headers["content-type"] == "text/css; charset=utf-8"
+
+
+# Text around the edges of "at least 2 characters after trimming": each whitespace family, line breaks inside.
+QUERIES = ["ab", " a ", "a\nb", "\x1e0\x1e", "\x85a\x85", "a\x85b", "\u3000a\u3000", "\ufeffab", "\u00a0a", "a\u2028b",
+           "\t\r\n", "---", "\x1cx\x1fy"]
+
+
+def test_query_pattern_says_what_the_runtime_accepts(document: dict[str, Any], client: TestClient) -> None:
+    """`\\S.*\\S` let q="\\x1e0\\x1e" pass (ECMA-262 does not count U+001E as space; Python trims it) and refused
+    "a\\nb" (`.` stops at a line break), both of which the runtime answers the other way (schemathesis, seed 4242)."""
+    q = next(p for p in document["paths"]["/api/search"]["get"]["parameters"] if p["name"] == "q")["schema"]
+    question = document["components"]["schemas"]["AskFlatRequest"]["properties"]["query"]
+    assert question["pattern"] == q["pattern"]
+    pattern = re.compile(q["pattern"])  # the trimmed characters listed: every regex engine reads it alike
+    for text in QUERIES:
+        valid = pattern.search(text) is not None and len(text) >= 2
+        assert (client.get("/api/search", params={"q": text}).status_code == 200) is valid, repr(text)
+        assert (client.post("/ask", json={"query": text}).status_code == 200) is valid, repr(text)

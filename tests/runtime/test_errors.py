@@ -40,6 +40,8 @@ ERROR = Draft202012Validator(schema_for("Error"))
     ("DELETE", "/webhooks/wh_123", 404),
     ("POST", "/names/apfel/", 405),
     ("GET", "/api/names/" + "x" * 5000, 404),
+    ("GET", "/api/names?category=" + "x" * 5000, 400),
+    ("GET", "/api/names?mood=" + "x" * 5000, 400),
 ])
 def test_error_shape_on_every_endpoint(client: TestClient, method: str, path: str, status: int) -> None:
     response = client.request(method, path)
@@ -68,6 +70,26 @@ def test_trailing_slash_is_a_308_to_the_canonical_path(client: TestClient, path:
     response = client.get(path, follow_redirects=False)
     assert response.status_code == 308 and response.headers["location"] == location
     assert client.get(path).status_code in (200, 404)  # and the target answers
+
+
+def test_post_endpoints_with_a_trailing_slash(client: TestClient) -> None:
+    """POST /ask/ and /mcp/ were 405 with `Allow: HEAD, GET` (and GET an HTML 404): now a POST is a 308 that
+    keeps method and body, and other methods are refused as on /ask and /mcp."""
+    bodies = {"/ask/": b'{"query": "maus"}', "/mcp/": b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'}
+    headers = {"content-type": "application/json", "accept": "application/json"}
+    with client:  # the MCP session manager runs in the lifespan
+        for path, body in bodies.items():
+            redirect = client.post(path, content=body, headers=headers, follow_redirects=False)
+            assert redirect.status_code == 308 and redirect.headers["location"] == path.rstrip("/"), path
+            followed = client.post(path, content=body, headers=headers)
+            assert followed.status_code == 200 and ("_meta" in followed.json() or followed.json()["result"] == {})
+            refused = client.get(path)
+            assert refused.status_code == 405 and refused.headers["allow"] == "POST", path
+            preflight = client.options(path, headers={"origin": "https://app.example",
+                                                      "access-control-request-method": "POST"})
+            assert preflight.headers["access-control-allow-methods"] == "POST", path
+        assert client.get("/mcp/").json()["error"]["code"] == -32600  # JSON-RPC, like every /mcp error
+        assert client.get("/ask/").json()["error"]["code"] == "method_not_allowed"
 
 
 def test_every_documented_error_code_has_an_anchor_on_the_docs_page(client: TestClient) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import httpx
 import pytest
 
 from petgen.build import build
@@ -115,3 +116,19 @@ def test_petgen_serve_logs_an_aborted_upload_as_one_plain_info_line(served: tupl
     lines = [line for line in log.read_text().splitlines() if "POST /ask" in line]
     assert len(lines) == 1 and " INFO petgen.runtime: client left during the upload: POST /ask " in lines[0]
     assert "ERROR" not in log.read_text() and "Traceback" not in log.read_text()
+
+
+def test_petgen_serve_does_not_log_every_mcp_request(served: tuple[str, Path]) -> None:
+    """The SDK logged each /mcp request at INFO ("Terminating session: None") and each tool error with the
+    client's arguments in it: one line per request, which the runtime does not write for any other endpoint."""
+    base, log = served
+    call = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_name", ' \
+           b'"arguments": {"slug": "no-such-slug"}}}'
+    answer = httpx.post(base + "/mcp", content=call, headers={"content-type": "application/json"})
+    assert answer.json()["result"]["isError"] is True
+    abort_upload(base, "/ask")  # a line that is logged, after the call's
+    deadline = time.monotonic() + 10
+    while "POST /ask" not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    text = log.read_text()
+    assert "POST /ask" in text and "no-such-slug" not in text and "Terminating session" not in text

@@ -184,6 +184,27 @@ def test_tool_argument_errors_are_tool_results_the_model_can_read(mcp_base: str,
     assert text.startswith("Invalid arguments for list_names: ") and problem in text and "\n" not in text
 
 
+def test_search_is_bounded_like_rest(mcp_base: str) -> None:
+    """GET /api/search takes at most 200 characters; the tool took any length, and a 50 KB query cost a second
+    of CPU per call (40 such clients held /api/status for 14 s)."""
+    longest = " ".join(["maus"] * 40)  # 199 characters
+    accepted = call(mcp_base, "tools/call", {"name": "search", "arguments": {"query": longest}})["result"]
+    assert accepted["isError"] is False
+    result = call(mcp_base, "tools/call", {"name": "search", "arguments": {"query": longest + " x"}})["result"]
+    assert result["isError"] is True and "longer than 200 characters" in result["content"][0]["text"]
+    assert httpx.get(mcp_base + "/api/search", params={"q": longest + " x"}).status_code == 400  # the same bound
+
+
+@pytest.mark.parametrize(("tool", "arguments"), [
+    ("get_name", {"slug": "x" * 50_000}), ("list_names", {"category": "x" * 50_000}),
+    ("list_names", {"mood": "x" * 50_000}),
+])
+def test_tool_errors_quote_the_client_briefly(mcp_base: str, tool: str, arguments: dict[str, Any]) -> None:
+    """An unknown slug, category or mood was quoted whole: a 50 KB argument came back (and was logged) in full."""
+    result = call(mcp_base, "tools/call", {"name": tool, "arguments": arguments})["result"]
+    assert result["isError"] is True and len(result["content"][0]["text"]) < 400
+
+
 def test_list_names_pages_like_rest(mcp_base: str) -> None:
     """Default page of 200 and the same page, byte for byte as JSON, as GET /api/names."""
     for arguments, query in (({}, ""), ({"limit": 5, "offset": 10}, "?limit=5&offset=10"),

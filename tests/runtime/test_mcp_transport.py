@@ -149,16 +149,24 @@ def test_restricted_origins_refuse_others_with_403(restricted_base: str) -> None
     assert post(restricted_base).status_code == 200  # no Origin: not a browser, nothing to check
     refused = post(restricted_base, origin="https://evil.example")
     error = rpc_error(refused, 403, -32600)
-    assert error["data"]["code"] == "forbidden_origin" and APP in error["data"]["hint"]
+    assert error["data"]["code"] == "forbidden" and APP in error["data"]["hint"]  # the catalogue's code for 403
     assert "access-control-allow-origin" not in refused.headers
     # the Host check stays in force, and wins
     assert rpc_error(post(restricted_base, origin=APP, host="evil.example"), 421, -32600)
 
 
+def test_media_types_are_case_insensitive(open_base: str) -> None:
+    """The endpoint let `Application/JSON` pass, then the SDK refused it: 415, a null id and its own message."""
+    for content_type in ("Application/JSON", "APPLICATION/JSON; charset=UTF-8"):
+        response = post(open_base, **{"content-type": content_type})
+        assert response.status_code == 200 and response.json() == {"jsonrpc": "2.0", "id": 7, "result": {}}
+
+
 @pytest.mark.parametrize(("host", "allowed"), [
     ("kosenamen.example", True), ("Kosenamen.Example", True), ("kosenamen.example:443", True),
     ("127.0.0.1:8000", True), ("localhost", True), ("[::1]:8000", True), ("evil.example", False),
-    ("kosenamen.example.evil.example", False), ("", False),
+    ("kosenamen.example.evil.example", False), ("", False), ("127.0.0.1:80.evil.example", False),
+    ("localhost:x", False), ("localhost:٨٠", False), ("[::1]evil", False), ("127.0.0.1:", True),
 ])
 def test_host_allowed(host: str, allowed: bool) -> None:
     assert host_allowed(host, "kosenamen.example") is allowed
