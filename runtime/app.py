@@ -221,7 +221,7 @@ def build_starlette(runtime: Runtime) -> Starlette:
     async def api_fallback(request: Request) -> Response:
         """Anything else under the JSON surfaces (/api, /.well-known, /openapi.json, /webhooks): an envelope."""
         path = request.url.path
-        if path.endswith("/") and path.rstrip("/") and request.method in ("GET", "HEAD"):
+        if path.endswith("/") and path.rstrip("/"):  # 308 keeps the method: a POST then learns its 405
             return await without_slash(request)
         if path in dist().routes or path in DYNAMIC_PATHS or path == "/api/search":
             return error_response(405, f"Method {request.method} is not allowed on {path}.", "use GET or HEAD",

@@ -43,13 +43,17 @@ class PetgenHttpProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self.header_timer: asyncio.TimerHandle | None = None
         self.reading_head = False
+        self.in_body = False  # between the end of a request's headers and the end of its body
         self.head_bytes = 0
         super().connection_made(transport)
         self._arm_header_timer()
 
     def data_received(self, data: bytes) -> None:
-        if self.reading_head:
-            self.head_bytes += len(data)
+        if not self.in_body:
+            # Counted before the parser runs (it signals a new request only while reading this very data), up to
+            # the blank line that ends the headers, so a body sent in the same packet does not count.
+            end = data.find(b"\r\n\r\n")
+            self.head_bytes += len(data) if end < 0 else end + 4
             if self.head_bytes > MAX_HEAD:
                 self._refuse(raw_error(431, f"Request line and headers over {MAX_HEAD // 1024} KB.",
                                        "send fewer or shorter headers", self.server_state.default_headers))
@@ -64,14 +68,19 @@ class PetgenHttpProtocol(HttpToolsProtocol):
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self.reading_head = True
-        self.head_bytes = 0
         if self.header_timer is None:  # a later request on a kept-alive connection; the first one's runs from connect
             self._arm_header_timer()
 
     def on_headers_complete(self) -> None:
         self.reading_head = False
+        self.in_body = True
+        self.head_bytes = 0
         self._cancel_header_timer()
         super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self.in_body = False
+        super().on_message_complete()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()

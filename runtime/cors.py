@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import Any
 
-EXPOSED = b"ETag, Link, Location, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, " \
-          b"RateLimit, RateLimit-Policy, X-Petname-Bot, Mcp-Session-Id"
-ALLOWED_HEADERS = b"Accept, Authorization, Content-Type, If-None-Match, Prefer, prefer.streaming, Last-Event-ID, " \
-                  b"Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Signature, Signature-Input, " \
-                  b"Signature-Agent"
+from petgen.security import CORS_ALLOWED_HEADERS, CORS_EXPOSED
+
+EXPOSED = CORS_EXPOSED.encode()
+ALLOWED_HEADERS = CORS_ALLOWED_HEADERS.encode()
 ANY_ORIGIN = [(b"access-control-allow-origin", b"*"), (b"access-control-expose-headers", EXPOSED)]
 READ_METHODS = b"GET, HEAD"
 POST_METHODS = b"POST"

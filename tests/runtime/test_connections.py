@@ -211,6 +211,20 @@ def test_an_endless_header_gets_431_and_the_connection_closed(uvicorn_strict: st
     assert envelope(response)["code"] == "headers_too_large"
 
 
+def test_a_100_kb_header_sent_at_once_gets_431_but_a_big_body_does_not(uvicorn_strict: str) -> None:
+    """The first packet counts too (it holds the whole head), and a body in the same packet does not."""
+    with connect(uvicorn_strict) as sock:
+        sock.sendall(b"GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\nX-A: " + b"a" * 100_000 + b"\r\n\r\n")
+        response = read_to_end(sock)
+    assert response.startswith(b"HTTP/1.1 431 ")
+    body = b'{"query": "' + b"x" * 300 + b'", "pad": "' + b"p" * 60_000 + b'"}'
+    with connect(uvicorn_strict) as sock:
+        sock.sendall(b"POST /ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nConnection: close\r\n"
+                     b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+        response = read_to_end(sock)
+    assert response.startswith(b"HTTP/1.1 200 ")
+
+
 def test_bytes_that_are_no_http_request_get_a_400_envelope(uvicorn_strict: str) -> None:
     with connect(uvicorn_strict) as sock:
         sock.sendall(b"\x16\x03\x01 this is not HTTP\r\n\r\n")

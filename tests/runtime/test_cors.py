@@ -52,6 +52,11 @@ def test_preflight_headers(client: TestClient) -> None:
     assert all(name.lower() in exposed for name in REQUIRED_EXPOSED), exposed
 
 
+def test_the_cdn_exposes_the_same_headers_as_the_runtime(client: TestClient, dist: Path) -> None:
+    runtime = client.get("/api/names").headers["access-control-expose-headers"]
+    assert f"  Access-Control-Expose-Headers: {runtime}\n" in (dist / "_headers").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize(("allowed_origins", "origin"), [((), APP), ((APP,), APP), ((APP,), "https://evil.example")])
 def test_preflight_agrees_with_the_real_request_everywhere(dist: Path, make_client: Callable[..., TestClient],
                                                            allowed_origins: tuple[str, ...], origin: str) -> None:

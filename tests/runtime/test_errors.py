@@ -92,6 +92,12 @@ def test_post_endpoints_with_a_trailing_slash(client: TestClient) -> None:
         assert client.get("/ask/").json()["error"]["code"] == "method_not_allowed"
 
 
+def test_a_trailing_slash_keeps_the_method_through_its_308(client: TestClient) -> None:
+    response = client.post("/api/categories/", follow_redirects=False)
+    assert response.status_code == 308 and response.headers["location"] == "/api/categories"
+    assert client.post("/api/categories/").status_code == 405  # followed: the path answers GET and HEAD only
+
+
 def test_every_documented_error_code_has_an_anchor_on_the_docs_page(client: TestClient) -> None:
     from petgen.apierrors import ERROR_CODES
 
