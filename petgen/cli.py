@@ -125,7 +125,7 @@ def _server_options(f):  # type: ignore[no-untyped-def]
 def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[no-untyped-def]
               trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...] = (), content_dir: Path | None = None,
               redis_url: str | None = None):
-    from runtime.settings import Settings, parse_networks, parse_origins, parse_redis_url
+    from runtime.settings import Settings, environment_only, parse_networks, parse_origins, parse_redis_url
 
     try:
         networks = parse_networks(list(trusted_proxies))
@@ -140,8 +140,12 @@ def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--redis-url") from None
     content = content_dir if content_dir is not None and content_dir.is_dir() else None  # /api/status compares
+    try:
+        from_environment = environment_only()  # PETGEN_DIST_POLL, PETGEN_WEBHOOK_*
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     return Settings(dist=dist_dir, content=content, state_dir=state_dir, rate_limit=rate_limit,
-                    trusted_proxies=networks, allowed_origins=origins, redis_url=redis)
+                    trusted_proxies=networks, allowed_origins=origins, redis_url=redis, **from_environment)
 
 
 def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: Path | None = None) -> None:
@@ -281,6 +285,11 @@ def new(title: str, content_dir: Path) -> None:
 
     path = new_entry(content_dir, title)
     click.echo(f"Created {path}")
+
+
+from petgen.webhooks_cli import webhooks  # noqa: E402 - the group defines itself; registered here
+
+cli.add_command(webhooks)
 
 
 def main() -> None:

@@ -75,11 +75,14 @@ class Settings:
     max_body: int = 64 * 1024  # bytes
     allowed_origins: tuple[str, ...] = ()  # origins a browser may call from; empty: any (CORS `*`)
     redis_url: str | None = None  # the shared store of several replicas (rate limits, bot nonces, webhooks)
+    dist_poll: float = 2.0  # seconds between looks at dist/_manifest.json for a new build; 0: SIGHUP only
+    webhook_retry_scale: float = 1.0  # multiplies the webhook retry delays (0.001 for tests and staging)
+    webhook_allow_loopback: bool = False  # development only: deliveries to loopback, plain http allowed
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES,
-        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL."""
+        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL and those of `environment_only`."""
         env = os.environ if environ is None else environ
         defaults = cls()
         return cls(
@@ -91,7 +94,35 @@ class Settings:
             max_body=_int(env, "PETGEN_MAX_BODY", defaults.max_body),
             allowed_origins=parse_origins(env.get("PETGEN_ALLOWED_ORIGINS", "")),
             redis_url=parse_redis_url(env.get("PETGEN_REDIS_URL", "")),
+            **environment_only(env),
         )
+
+
+def environment_only(environ: os._Environ[str] | dict[str, str] | None = None) -> dict[str, float | bool]:
+    """Settings read from the environment only, under `petgen serve` too: PETGEN_DIST_POLL,
+    PETGEN_WEBHOOK_RETRY_SCALE, PETGEN_WEBHOOK_ALLOW_LOOPBACK."""
+    env = os.environ if environ is None else environ
+    scale = _float(env, "PETGEN_WEBHOOK_RETRY_SCALE", 1.0)
+    if scale <= 0:
+        raise ValueError("PETGEN_WEBHOOK_RETRY_SCALE must be greater than 0 (1 is the real schedule)")
+    loopback = env.get("PETGEN_WEBHOOK_ALLOW_LOOPBACK", "").strip().lower()
+    if loopback not in ("", "0", "1", "true", "false", "yes", "no"):
+        raise ValueError(f"PETGEN_WEBHOOK_ALLOW_LOOPBACK must be 1 or 0, not '{loopback}'")
+    return {"dist_poll": _float(env, "PETGEN_DIST_POLL", 2.0), "webhook_retry_scale": scale,
+            "webhook_allow_loopback": loopback in ("1", "true", "yes")}
+
+
+def _float(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not '{raw}'") from None
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{name} must be a finite number, not negative")
+    return value
 
 
 def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:

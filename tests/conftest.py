@@ -90,6 +90,14 @@ def cache_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
+@pytest.fixture(autouse=True)
+def cwd_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Tests run in their own directory, so the runtime's default state directory (`.petgen`, relative: the
+    webhook store) is created there, never in the checkout, and no test sees another's subscriptions."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
 @pytest.fixture
 def content(tmp_path: Path) -> Path:
     return write_site(tmp_path / "content")
