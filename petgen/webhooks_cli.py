@@ -24,14 +24,11 @@ class StoreContext:
 
     def run(self, action: Callable[..., str], *args: Any, **kwargs: Any) -> None:
         """Call `action(store, …)` and print what it returns; its OperatorError is the command's error."""
-        from runtime.settings import parse_redis_url
         from runtime.webhooks.operator import OperatorError
         from runtime.webhooks.store import StoreUnavailable, open_store
 
         try:
-            store = open_store(self.state_dir, parse_redis_url(self.redis_url))
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--redis-url") from None
+            store = open_store(self.state_dir, self.redis_url)
         except StoreUnavailable as exc:
             raise click.ClickException(str(exc)) from None
         try:
@@ -58,7 +55,12 @@ def _policy():  # type: ignore[no-untyped-def]
 @click.pass_context
 def webhooks(ctx: click.Context, state_dir: Path, redis_url: str | None) -> None:
     """Manage webhook subscriptions (beta) on the runtime's store."""
-    ctx.obj = StoreContext(state_dir, redis_url)
+    from runtime.settings import parse_redis_url
+
+    try:
+        ctx.obj = StoreContext(state_dir, parse_redis_url(redis_url))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--redis-url") from None
 
 
 @webhooks.command()

@@ -96,8 +96,8 @@ class Webhooks:
             return {"status": "fail", "detail": str(exc)}
         if not (s.subscriptions or s.pending or s.failed_recently):
             return None
-        detail = (f"{s.subscriptions} subscriptions ({s.failing} failing, {s.disabled} disabled), {s.pending} "
-                  f"deliveries pending, {s.failed_recently} failed in the last 24 h")
+        detail = (f"{_count(s.subscriptions, 'subscription')} ({s.failing} failing, {s.disabled} disabled), "
+                  f"{_count(s.pending, 'delivery', 'deliveries')} pending, {s.failed_recently} failed in the last 24 h")
         if s.oldest_due is not None and now - s.oldest_due > STUCK_AFTER:
             return {"status": "fail", "detail": f"{detail}; deliveries are stuck: one has been due for "
                                                 f"{now - s.oldest_due:.0f} s"}
@@ -147,3 +147,7 @@ class Webhooks:
                     pruned_at = time.monotonic()
                 except StoreUnavailable:
                     pass  # the next round tries again
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"

@@ -40,8 +40,20 @@ local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 if #first == 0 then redis.call('ZREM', KEYS[2], ARGV[1]) else redis.call('ZADD', KEYS[2], first[2], ARGV[1]) end
 return 1
 """
-# Give a lease back only if it is still ours.
-RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+# A lease is "<owner>|<until>" (until: the claimant's clock, as in the SQLite store, so both keep the same
+# promise; replicas' clocks must agree to well under the lease). The key also expires by itself, later.
+ACQUIRE = """
+local held = redis.call('GET', KEYS[1])
+if held and tonumber(string.match(held, '|([^|]*)$')) >= tonumber(ARGV[2]) then return 0 end
+redis.call('SET', KEYS[1], ARGV[1] .. '|' .. ARGV[3], 'PX', ARGV[4])
+return 1
+"""
+RELEASE = """
+local held = redis.call('GET', KEYS[1])
+if held and string.sub(held, 1, string.len(ARGV[1]) + 1) == ARGV[1] .. '|' then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+GRACE = 60_000  # ms a lease key outlives its end, then Redis removes it
 
 
 def _guarded(method: Callable[..., T]) -> Callable[..., T]:
@@ -69,6 +81,7 @@ class RedisStore:
     def __init__(self, url: str) -> None:
         self.redis = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=30)
         self._refresh = self.redis.register_script(REFRESH_READY)
+        self._acquire = self.redis.register_script(ACQUIRE)
         self._release = self.redis.register_script(RELEASE)
 
     def close(self) -> None:
@@ -212,7 +225,7 @@ class RedisStore:
     def claim(self, owner: str, now: float, *, lease: float = LEASE, batch: int = 50) -> Claim | None:
         for raw in self.redis.zrangebyscore(f"{P}ready", "-inf", now, start=0, num=50):
             sid = _text(raw)
-            if not self.redis.set(f"{P}lease:{sid}", owner, nx=True, px=int(lease * 1000)):
+            if not self._acquire(keys=[f"{P}lease:{sid}"], args=[owner, now, now + lease, int(lease * 1000) + GRACE]):
                 continue  # another worker has it
             claim = self._claimed(sid, owner, now, batch)
             if claim is not None:
@@ -270,7 +283,8 @@ class RedisStore:
         lease_key = f"{P}lease:{sid}"
 
         def body(pipe: Any) -> bool:
-            if pipe.get(lease_key) != claim.owner.encode():
+            held = _text(pipe.get(lease_key) or b"")
+            if held.rpartition("|")[0] != claim.owner:
                 return False  # the lease ran out and another worker has it
             pending = [_text(e) for e in pipe.zrange(f"{P}q:{sid}", 0, -1)] if attempt.gone else []
             status = status_after(attempt, next_at)
@@ -301,7 +315,7 @@ class RedisStore:
                             "last_error": "not sent: the subscription was disabled (410 Gone)"})
                         pipe.zadd(f"{P}failedlog", {f"{sid}|{other}": now})
                 pipe.delete(f"{P}q:{sid}", f"{P}due:{sid}")
-            pipe.pexpire(lease_key, int(lease * 1000))
+            pipe.set(lease_key, f"{claim.owner}|{now + lease}", px=int(lease * 1000) + GRACE)
             self._ready(pipe, sid)
             return True
 

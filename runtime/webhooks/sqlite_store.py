@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS failing (subscription TEXT PRIMARY KEY, failures INTE
 
 class SQLiteStore:
     def __init__(self, path: Path) -> None:
-        self.path = path
+        self.path = path.absolute()  # each operation opens the file again: a later chdir must not move it
+        path = self.path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             if not path.exists():
