@@ -287,7 +287,7 @@ def new(title: str, content_dir: Path) -> None:
     click.echo(f"Created {path}")
 
 
-from petgen.webhooks_cli import webhooks  # noqa: E402 - the group defines itself; registered here
+from petgen.webhooks_cli import webhooks  # at the end: the group is a module of its own, registered here
 
 cli.add_command(webhooks)
 

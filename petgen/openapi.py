@@ -368,16 +368,16 @@ def _webhook_paths() -> dict[str, Any]:
 EVENT_OPERATION_ERRORS = (429, 500, 503)
 
 DELIVERY_HEADERS = {
-    "X-Petname-Signature": ("`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 over `<t>.<raw body>` keyed with the secret "
-                            "(the whole `whsec_…` string); two `v1=` values while a rotated secret is still valid.",
+    "X-Petname-Signature": (("`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 over `<t>.<raw body>` keyed with the secret "
+                            "(the whole `whsec_…` string); two `v1=` values while a rotated secret is still valid."),
                             {"type": "string", "pattern": "^t=[0-9]+(,v1=[0-9a-f]{64})+$"}),
     "X-Petname-Event-Id": ("The event's id (also `id` in the body): deduplicate by it.", {"type": "string"}),
     "X-Petname-Event-Type": ("The event type (also `type` in the body).", {"enum": list(EVENT_TYPES)}),
     "X-Petname-Attempt": ("1 for the first attempt, 2 for the first retry, …", {"type": "integer", "minimum": 1}),
     "webhook-id": ("Standard Webhooks: the event's id.", {"type": "string"}),
     "webhook-timestamp": ("Standard Webhooks: the attempt's time, unix seconds.", {"type": "string"}),
-    "webhook-signature": ("Standard Webhooks: `v1,<base64>` (space-separated when two), verifiable with the "
-                          "`standardwebhooks` libraries and the same secret.", {"type": "string"}),
+    "webhook-signature": (("Standard Webhooks: `v1,<base64>` (space-separated when two), verifiable with the "
+                          "`standardwebhooks` libraries and the same secret."), {"type": "string"}),
 }
 
 

@@ -81,7 +81,8 @@ def invite(store: StoreContext, contact: str) -> None:
 @click.pass_obj
 def add(store: StoreContext, url: str, events: tuple[str, ...], description: str) -> None:
     """Subscribe URL out of band; prints the signing secret (shown only now)."""
-    from runtime.webhooks.operator import OperatorError, add as run, parse_events
+    from runtime.webhooks.operator import OperatorError, parse_events
+    from runtime.webhooks.operator import add as run
 
     try:
         chosen = parse_events(events)

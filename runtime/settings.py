@@ -6,6 +6,7 @@ import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from runtime.cors import normalise_origin
@@ -98,7 +99,7 @@ class Settings:
         )
 
 
-def environment_only(environ: os._Environ[str] | dict[str, str] | None = None) -> dict[str, float | bool]:
+def environment_only(environ: os._Environ[str] | dict[str, str] | None = None) -> dict[str, Any]:
     """Settings read from the environment only, under `petgen serve` too: PETGEN_DIST_POLL,
     PETGEN_WEBHOOK_RETRY_SCALE, PETGEN_WEBHOOK_ALLOW_LOOPBACK."""
     env = os.environ if environ is None else environ

@@ -14,7 +14,8 @@ from petgen.synthetic import write_corpus
 from runtime.app import PetgenApp, create_app
 from runtime.settings import Settings
 
-pytest_plugins = ["tests.redis_server"]  # the real redis-server fixtures: redis_server, redis_url, own_redis
+pytest_plugins = ["tests.redis_server",  # the real redis-server fixtures: redis_server, redis_url, own_redis
+                  "tests.runtime.webhooks.support"]  # receiver: a real webhook receiver on loopback
 
 REPO = Path(__file__).resolve().parent.parent
 TAXONOMY = REPO / "content"

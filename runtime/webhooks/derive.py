@@ -147,14 +147,14 @@ def plan_events(previous: Mapping[str, Record], items: list[Item], *, base_url: 
         plan.records[item.key] = Record(item.digest, rev, paths, title, item.names)
         if baseline:
             continue
-        fresh = old is None or old.removed
+        before = None if old is None or old.removed else old  # None: the item is new (again)
         if item.key.startswith("e:"):
-            draft = _entry_event(item, rev, created, None if fresh else changed_paths(old.paths, paths))
+            draft = _entry_event(item, rev, created, None if before is None else changed_paths(before.paths, paths))
         else:
             draft = _category_event(item.slug, item.resource["url"], title, rev, item.digest, created,
-                                    action="created" if fresh else "edited",
-                                    changes=list(paths) if fresh else changed_paths(old.paths, paths),
-                                    before=() if fresh else old.names, after=item.names)
+                                    action="created" if before is None else "edited",
+                                    changes=list(paths) if before is None else changed_paths(before.paths, paths),
+                                    before=() if before is None else before.names, after=item.names)
         if draft is not None:
             plan.events.append(draft)
     for key, old in previous.items():

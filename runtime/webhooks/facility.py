@@ -45,6 +45,8 @@ class Webhooks:
         self.problem: str | None = None  # what keeps the store or the derivation from working, if anything
         self.site: Any = None
         self._pending: Dist | None = None  # a loaded dist whose events are not derived yet
+        self._current: Dist | None = None  # the dist loaded last
+        self._history: list[str] = []  # source hashes of the dists this process loaded, oldest first
         self._lock = threading.Lock()  # one derivation at a time in this process
         try:
             self.store = open_store(state_dir, redis_url)
@@ -57,8 +59,21 @@ class Webhooks:
     def dist_loaded(self, dist: Dist) -> None:
         """Derive the events of a newly loaded dist (called by the runtime on every load)."""
         self.site = dist.site
-        self._pending = dist
+        self._pending = self._current = dist
+        self._history = [h for h in self._history if h != dist.source_hash][-20:] + [dist.source_hash]
         self.derive_pending()
+
+    def check_store_went_back(self) -> None:
+        """Derive again if the store's snapshot is of a dist this process loaded before the current one: the
+        store lost its latest writes (a Redis that crashed between fsyncs, a restored backup). A snapshot of
+        a dist this process never loaded is another replica's newer build: left alone."""
+        if self.store is None or self._current is None or self._pending is not None:
+            return
+        seen = self.store.seen_source()
+        if seen != self._current.source_hash and seen in self._history[:-1]:
+            log.warning("webhooks: the store's snapshot went back to an earlier build; deriving the current one again")
+            self._pending = self._current
+            self.derive_pending()
 
     def derive_pending(self) -> bool:
         """Derive the events of the loaded dist if not done yet; False while the store fails."""
@@ -79,6 +94,10 @@ class Webhooks:
             except StoreUnavailable as exc:
                 self.problem = f"the events of the loaded build are not derived yet: {exc}"
                 log.warning("webhooks: %s", self.problem)
+                return False
+            except Exception as exc:
+                self.problem = f"deriving the events of the loaded build failed: {type(exc).__name__}: {exc}"
+                log.exception("webhooks: deriving events failed")
                 return False
         if self._pending is dist:
             self._pending = None
@@ -123,22 +142,20 @@ class Webhooks:
             task_status.started()
             return
         async with self.sender() as sender, anyio.create_task_group() as tasks:
-            worker = DeliveryWorker(self.store, sender, self.schedule, on_store_error=self._store_error)
+            worker = DeliveryWorker(self.store, sender, self.schedule)
             await tasks.start(worker.run)
             tasks.start_soon(self._housekeeping)
             task_status.started()
-
-    def _store_error(self, problem: str | None) -> None:
-        if problem is None and self._pending is None:
-            self.problem = None
-        elif problem is not None:
-            self.problem = problem
 
     async def _housekeeping(self) -> None:
         assert self.store is not None
         pruned_at = 0.0
         while True:
             await anyio.sleep(RETRY_DERIVE)
+            try:
+                await anyio.to_thread.run_sync(self.check_store_went_back)
+            except StoreUnavailable:
+                pass  # reported by /api/status; the next round looks again
             if self._pending is not None:
                 await anyio.to_thread.run_sync(self.derive_pending)
             if time.monotonic() - pruned_at > PRUNE_EVERY:

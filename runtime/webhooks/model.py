@@ -44,7 +44,7 @@ def new_secret() -> str:
 
 def iso(timestamp: float) -> str:
     """Seconds since the epoch as ISO 8601 UTC, `2026-11-22T10:00:00Z`."""
-    return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(timestamp, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

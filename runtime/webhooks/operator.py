@@ -7,6 +7,7 @@ message to show; the command line (petgen/webhooks_cli.py) only parses options.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,19 @@ import orjson
 from petgen.dist import MANIFEST
 from runtime.webhooks.destinations import Policy, Refused, check_destination
 from runtime.webhooks.model import (
-    EVENT_TYPES, MAX_DESCRIPTION, OPERATOR, Attempt, DeliveryView, Event, Subscription, Token, iso, new_id,
-    new_secret, new_token, token_hash,
+    EVENT_TYPES,
+    MAX_DESCRIPTION,
+    OPERATOR,
+    Attempt,
+    DeliveryView,
+    Event,
+    Subscription,
+    Token,
+    iso,
+    new_id,
+    new_secret,
+    new_token,
+    token_hash,
 )
 from runtime.webhooks.sender import Sender, user_agent
 from runtime.webhooks.store import Conflict, NotFound, Store
@@ -157,6 +169,6 @@ def _subscription(store: Store, subscription_id: str) -> Subscription:
     return subscription
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
     return "\n".join("  ".join(str(cell).ljust(w) for cell, w in zip(row, widths)).rstrip() for row in (header, *rows))

@@ -26,7 +26,19 @@ import redis
 
 from runtime.webhooks.derive import Record
 from runtime.webhooks.model import (
-    CANCELLED, DELIVERED, FAILED, PENDING, Attempt, Claim, DeliveryView, Due, Event, Stats, Subscription, Token, iso,
+    CANCELLED,
+    DELIVERED,
+    FAILED,
+    PENDING,
+    Attempt,
+    Claim,
+    DeliveryView,
+    Due,
+    Event,
+    Stats,
+    Subscription,
+    Token,
+    iso,
     status_after,
 )
 from runtime.webhooks.store import LEASE, Conflict, NotFound, Planner, StoreUnavailable
@@ -69,7 +81,7 @@ def _guarded(method: Callable[..., T]) -> Callable[..., T]:
     return wrapper
 
 
-def _text(value: bytes | str) -> str:
+def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
@@ -402,7 +414,7 @@ class RedisStore:
         first = self.redis.zrange(f"{P}ready", 0, 0, withscores=True)
         failed = self.redis.zcount(f"{P}failedlog", now - 86400, "+inf")
         return Stats(len(subscriptions), len(subscriptions) - len(active), len(failing), pending,
-                     first[0][1] if first else None, failed)
+                     float(first[0][1]) if first else None, failed)
 
     @_guarded
     def prune(self, before: float) -> int:

@@ -10,14 +10,22 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from types import TracebackType
+from typing import Self
 
 import anyio
 import httpcore
 
-from runtime.webhooks.destinations import Policy, Refused, Resolver, Unresolved, check_url, connection_pool, \
-    system_resolver
+from runtime.webhooks.destinations import (
+    Policy,
+    Refused,
+    Resolver,
+    Unresolved,
+    check_url,
+    connection_pool,
+    system_resolver,
+)
 from runtime.webhooks.model import Attempt, Event
 from runtime.webhooks.signing import signature_headers
 
@@ -46,7 +54,7 @@ class Sender:
         if policy.allow_loopback:
             self.pools["http"] = connection_pool(policy, plain_http=True, resolver=resolver)
 
-    async def __aenter__(self) -> Sender:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
@@ -103,5 +111,3 @@ class Sender:
 def _ms(started: float) -> int:
     return round((time.perf_counter() - started) * 1000)
 
-
-SendFunction = Callable[[str, Event, list[str], int], Awaitable[Attempt]]

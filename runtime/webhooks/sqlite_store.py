@@ -6,7 +6,7 @@ server) never interleave. Derivations and subscription changes commit with `sync
 (fsync before the commit returns: they survive a power cut); the outbox's bookkeeping after each
 attempt with `NORMAL` (it survives any crash of the process; a power cut may forget the last attempts,
 which are then made again: at least once). Each operation opens and closes its own connection, so
-nothing is shared between threads and nothing is left open.
+nothing is shared between threads; one more stays open while the store lives (see `__init__`).
 
 The file holds the signing secrets: it is created readable by its owner only.
 """
@@ -15,13 +15,27 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 
 from runtime.webhooks.derive import Record
 from runtime.webhooks.model import (
-    CANCELLED, DELIVERED, FAILED, PENDING, Attempt, Claim, DeliveryView, Due, Event, Stats, Subscription, Token, iso,
+    CANCELLED,
+    DELIVERED,
+    FAILED,
+    PENDING,
+    Attempt,
+    Claim,
+    DeliveryView,
+    Due,
+    Event,
+    Stats,
+    Subscription,
+    Token,
+    iso,
     status_after,
 )
 from runtime.webhooks.store import LEASE, Conflict, NotFound, Planner, StoreUnavailable
@@ -38,16 +52,24 @@ CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEX
 CREATE TABLE IF NOT EXISTS deliveries (subscription TEXT NOT NULL, event_seq INTEGER NOT NULL,
     status TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_at REAL, last_status INTEGER,
     last_error TEXT, updated REAL NOT NULL, PRIMARY KEY (subscription, event_seq));
-CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (next_at) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (subscription, next_at) WHERE status = 'pending';
+CREATE INDEX IF NOT EXISTS deliveries_order ON deliveries (subscription, event_seq) WHERE status = 'pending';
 CREATE INDEX IF NOT EXISTS deliveries_updated ON deliveries (updated);
 CREATE TABLE IF NOT EXISTS leases (subscription TEXT PRIMARY KEY, owner TEXT NOT NULL, until REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS failing (subscription TEXT PRIMARY KEY, failures INTEGER NOT NULL);
 """
 
+# The subscription whose delivery has waited longest, among those no live lease holds: one index lookup per
+# subscription. ('pending' is written out: SQLite uses a partial index only for the literal of its WHERE.)
+CLAIMABLE = ("SELECT s.id, (SELECT min(d.next_at) FROM deliveries d WHERE d.subscription = s.id "
+             "AND d.status = 'pending') AS due FROM subscriptions s LEFT JOIN leases l ON l.subscription = s.id "
+             "WHERE s.status = 'active' AND (l.until IS NULL OR l.until < :now) AND due <= :now ORDER BY due LIMIT 1")
+
 
 class SQLiteStore:
     def __init__(self, path: Path) -> None:
         self.path = path.absolute()  # each operation opens the file again: a later chdir must not move it
+        self._writing = threading.Lock()
         path = self.path
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -57,8 +79,13 @@ class SQLiteStore:
                 db.execute("PRAGMA journal_mode=WAL")  # persistent: set once for the file
                 db.executescript(SCHEMA)
                 db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            # One connection stays open for the store's life: when the last connection to a WAL database
+            # closes, SQLite checkpoints and removes the log, which made every operation cost a millisecond.
+            self._anchor = sqlite3.connect(path, timeout=10.0, isolation_level=None, check_same_thread=False)
+            self._anchor.execute("SELECT 1 FROM meta LIMIT 1").fetchall()
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailable(f"cannot open the webhook store {path}: {exc}") from None
+        self._finalizer = weakref.finalize(self, self._anchor.close)
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -68,7 +95,15 @@ class SQLiteStore:
 
     @contextmanager
     def _tx(self, *, durable: bool = False) -> Iterator[sqlite3.Connection]:
-        """One write transaction on a connection of its own; any SQLite failure is StoreUnavailable."""
+        """One write transaction on a connection of its own; any SQLite failure is StoreUnavailable.
+
+        Writers of this process queue on a lock: SQLite's own wait for a busy database sleeps in steps of
+        milliseconds, which several delivery lanes writing at once turned into most of their time."""
+        with self._writing, self._transaction(durable) as db:
+            yield db
+
+    @contextmanager
+    def _transaction(self, durable: bool) -> Iterator[sqlite3.Connection]:
         db = self._connect()
         try:
             db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
@@ -179,14 +214,10 @@ class SQLiteStore:
 
     def claim(self, owner: str, now: float, *, lease: float = LEASE, batch: int = 50) -> Claim | None:
         with self._read() as db:  # most polls find nothing: answer those without taking the write lock
-            if db.execute("SELECT 1 FROM deliveries WHERE status = ? AND next_at <= ? LIMIT 1",
-                          (PENDING, now)).fetchone() is None:
+            if db.execute(CLAIMABLE, {"now": now}).fetchone() is None:
                 return None
         with self._tx() as db:
-            row = db.execute(
-                "SELECT d.subscription FROM deliveries d LEFT JOIN leases l ON l.subscription = d.subscription "
-                "WHERE d.status = ? AND d.next_at <= ? AND (l.until IS NULL OR l.until < ?) "
-                "ORDER BY d.next_at, d.event_seq LIMIT 1", (PENDING, now, now)).fetchone()
+            row = db.execute(CLAIMABLE, {"now": now}).fetchone()
             if row is None:
                 return None
             sid = row[0]
@@ -199,8 +230,8 @@ class SQLiteStore:
             db.execute("INSERT OR REPLACE INTO leases VALUES (?, ?, ?)", (sid, owner, now + lease))
             rows = db.execute(
                 "SELECT e.id, e.type, e.created, e.body, e.seq, d.attempts FROM deliveries d "
-                "JOIN events e ON e.seq = d.event_seq WHERE d.subscription = ? AND d.status = ? AND d.next_at <= ? "
-                "ORDER BY d.event_seq LIMIT ?", (sid, PENDING, now, batch)).fetchall()
+                "JOIN events e ON e.seq = d.event_seq WHERE d.subscription = ? AND d.status = 'pending' "
+                "AND d.next_at <= ? ORDER BY d.event_seq LIMIT ?", (sid, now, batch)).fetchall()
         return Claim(subscription, owner, [Due(Event(r[0], r[1], r[2], bytes(r[3]), r[4]), r[5]) for r in rows])
 
     def record(self, claim: Claim, due: Due, attempt: Attempt, next_at: float | None, now: float, *,
@@ -275,8 +306,8 @@ class SQLiteStore:
                                          "FROM subscriptions").fetchone()
             failing = db.execute("SELECT count(*) FROM failing f JOIN subscriptions s ON s.id = f.subscription "
                                  "WHERE s.status = 'active'").fetchone()[0]
-            pending, oldest = db.execute("SELECT count(*), min(next_at) FROM deliveries WHERE status = ?",
-                                         (PENDING,)).fetchone()
+            pending, oldest = db.execute("SELECT count(*), min(next_at) FROM deliveries "
+                                         "WHERE status = 'pending'").fetchone()
             failed = db.execute("SELECT count(*) FROM deliveries WHERE status = ? AND updated >= ?",
                                 (FAILED, now - 86400)).fetchone()[0]
         return Stats(total, disabled, failing, pending, oldest, failed)
@@ -289,7 +320,7 @@ class SQLiteStore:
         return gone
 
     def close(self) -> None:
-        """Nothing stays open between operations."""
+        self._finalizer()
 
 
 def _subscription_row(s: Subscription) -> tuple[str, str, str, str, bytes]:

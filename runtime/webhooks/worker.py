@@ -38,8 +38,7 @@ def worker_name() -> str:
 
 class DeliveryWorker:
     def __init__(self, store: Store, sender: Sender, schedule: Schedule, *, lanes: int = LANES, poll: float = POLL,
-                 clock: Callable[[], float] = time.time, owner: str | None = None,
-                 on_store_error: Callable[[str | None], None] = lambda problem: None) -> None:
+                 clock: Callable[[], float] = time.time, owner: str | None = None) -> None:
         self.store = store
         self.sender = sender
         self.schedule = schedule
@@ -47,7 +46,7 @@ class DeliveryWorker:
         self.poll = poll
         self.clock = clock
         self.owner = owner or worker_name()
-        self.on_store_error = on_store_error  # told the problem, or None once the store answers again
+        self.paused = False  # the store failed; said once, not by every lane every round
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the lanes until cancelled."""
@@ -60,18 +59,21 @@ class DeliveryWorker:
         while True:
             try:
                 worked = await self.step()
-            except StoreUnavailable as exc:
-                self.on_store_error(str(exc))
-                log.warning("webhook deliveries paused: %s", exc)
+            except StoreUnavailable as exc:  # /api/status reports it (facility.report)
+                if not self.paused:
+                    log.warning("webhook deliveries paused: %s", exc)
+                self.paused = True
                 await anyio.sleep(BACKOFF)
                 continue
+            if self.paused:
+                log.warning("webhook deliveries resumed: the store answers again")
+                self.paused = False
             if not worked:
                 await anyio.sleep(self.poll)
 
     async def step(self) -> bool:
         """Claim one subscription with due deliveries and make them; False if nothing was due."""
         claim = await anyio.to_thread.run_sync(lambda: self.store.claim(self.owner, self.clock()))
-        self.on_store_error(None)
         if claim is None:
             return False
         try:
@@ -89,8 +91,7 @@ class DeliveryWorker:
                                              number)
             now = self.clock()
             next_at = None if attempt.delivered or attempt.gone else self.schedule.next_attempt(number, now)
-            kept = await anyio.to_thread.run_sync(
-                lambda: self.store.record(claim, due, attempt, next_at, now))
+            kept = await anyio.to_thread.run_sync(self.store.record, claim, due, attempt, next_at, now)
             if attempt.delivered:
                 log.debug("delivered %s to %s: %s", due.event.id, subscription.id, attempt.summary())
             else:

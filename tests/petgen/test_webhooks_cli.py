@@ -11,7 +11,7 @@ from click.testing import CliRunner, Result
 from petgen.cli import cli
 from runtime.webhooks.model import token_hash
 from runtime.webhooks.sqlite_store import SQLiteStore
-from tests.runtime.webhooks.support import Receiver, petname_signature_valid, receiver, validate_event  # noqa: F401
+from tests.runtime.webhooks.support import Receiver, petname_signature_valid, validate_event
 
 HOOK = "https://hooks.petnames.example/in"
 
@@ -66,16 +66,16 @@ def test_add_list_rotate_remove(tmp_path: Path) -> None:
     (["add", "http://hooks.petnames.example/in"], 1,
      "Error: http://hooks.petnames.example/in is not accepted: the URL must use https:// (plain http is not accepted).\n"),
     (["add", "https://10.0.0.1/in"], 1,
-     "Error: https://10.0.0.1/in is not accepted: 10.0.0.1 is a private address; deliveries go to public addresses "
-     "only.\n"),
-    (["add", HOOK, "--events", "entry.deleted"], 2, "Error: Invalid value for --events: Unknown event type "
-     "'entry.deleted'; the event types are entry.published, entry.updated, category.updated.\n"),
+     ("Error: https://10.0.0.1/in is not accepted: 10.0.0.1 is a private address; deliveries go to public addresses "
+     "only.\n")),
+    (["add", HOOK, "--events", "entry.deleted"], 2, ("Error: Invalid value for --events: Unknown event type "
+     "'entry.deleted'; the event types are entry.published, entry.updated, category.updated.\n")),
     (["remove", "wh_nope"], 1, "Error: No subscription wh_nope (see `petgen webhooks list`).\n"),
     (["rotate", "wh_nope"], 1, "Error: No subscription wh_nope (see `petgen webhooks list`).\n"),
     (["send-test", "wh_nope"], 1, "Error: No subscription wh_nope (see `petgen webhooks list`).\n"),
     (["redeliver", "evt_nope"], 1, "Error: No event evt_nope in the store (see `petgen webhooks deliveries`).\n"),
-    (["invite", "--contact", " "], 1, "Error: --contact must say who the token is for (an e-mail address or a "
-     "name).\n"),
+    (["invite", "--contact", " "], 1, ("Error: --contact must say who the token is for (an e-mail address or a "
+     "name).\n")),
 ])
 def test_errors_say_what_to_do(tmp_path: Path, args: list[str], code: int, error: str) -> None:
     result = petgen(tmp_path, *args)
@@ -129,5 +129,5 @@ def test_send_test_needs_a_built_dist(tmp_path: Path) -> None:
     added = petgen(tmp_path, "add", HOOK)
     sid = re.search(r"(wh_\w+)", added.output).group(1)  # type: ignore[union-attr]
     result = petgen(tmp_path, "send-test", sid, "--dist", str(tmp_path / "nothing"))
-    assert (result.exit_code, result.output) == (1, f"Error: {tmp_path / 'nothing'} holds no built entry to send as a "
-                                                    "test; run `petgen build` or pass --dist DIR.\n")
+    assert (result.exit_code, result.output) == (1, (f"Error: {tmp_path / 'nothing'} holds no built entry to send as a "
+                                                    "test; run `petgen build` or pass --dist DIR.\n"))

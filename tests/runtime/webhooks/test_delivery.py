@@ -16,8 +16,14 @@ from standardwebhooks import Webhook
 from runtime.webhooks.sqlite_store import SQLiteStore
 from runtime.webhooks.store import SQLITE_FILE
 from tests.runtime.test_server import running_server
-from tests.runtime.webhooks.support import Receiver, Site, issue_token, petname_signature_valid, validate_event, \
-    wait_for
+from tests.runtime.webhooks.support import (
+    Receiver,
+    Site,
+    issue_token,
+    petname_signature_valid,
+    validate_event,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow
 

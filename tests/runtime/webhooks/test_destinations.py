@@ -9,8 +9,14 @@ import anyio
 import pytest
 
 from petgen.events import SUBSCRIBER_URL
-from runtime.webhooks.destinations import Policy, Refused, address_problem, check_destination, check_url, \
-    system_resolver
+from runtime.webhooks.destinations import (
+    Policy,
+    Refused,
+    address_problem,
+    check_destination,
+    check_url,
+    system_resolver,
+)
 from runtime.webhooks.model import Attempt, Event
 from runtime.webhooks.sender import Sender
 from tests.runtime.webhooks.support import Receiver
@@ -60,14 +66,14 @@ def test_loopback_only_with_the_development_setting() -> None:
 @pytest.mark.parametrize("url, reason", [
     ("http://example.com/hook", "the URL must use https:// (plain http is not accepted)"),
     ("ftp://example.com/hook", "the URL must start with https://"),
-    ("https://user:pw@example.com/", "the URL must not contain credentials (user:password@); deliveries are signed "
-                                     "instead"),
+    ("https://user:pw@example.com/", ("the URL must not contain credentials (user:password@); deliveries are signed "
+                                     "instead")),
     ("https://example.com/#top", "the URL must not have a #fragment"),
     ("https://example.com:99999/", "the URL's port is not a number from 1 to 65535"),
     ("https://127.0.0.1/hook", "127.0.0.1 is a loopback address; deliveries go to public addresses only"),
     ("https://10.0.0.1/hook", "10.0.0.1 is a private address; deliveries go to public addresses only"),
-    ("https://169.254.169.254/latest/meta-data", "169.254.169.254 is a cloud metadata address; deliveries go to "
-                                                 "public addresses only"),
+    ("https://169.254.169.254/latest/meta-data", ("169.254.169.254 is a cloud metadata address; deliveries go to "
+                                                 "public addresses only")),
     ("https://[::1]/hook", "::1 is a loopback address; deliveries go to public addresses only"),
     ("https://93.184.216.34/hook", "the URL needs a host name, not an IP address"),
     ("https://localhost/hook", "localhost is not a public host name (it has no domain)"),

@@ -117,3 +117,25 @@ def test_killed_at_any_moment_after_a_new_build_every_event_arrives(tmp_path: Pa
         wait_for(lambda: {r.event["id"] for r in receiver.received} >= expected, "every event to arrive", 60)
     assert {r.event["id"] for r in receiver.received} == expected  # nothing else, nothing lost
     assert orjson.loads(receiver.received[0].body)["type"] in ("entry.published", "entry.updated")
+
+
+def test_a_store_that_goes_back_is_derived_again(tmp_path: Path, receiver: Receiver) -> None:
+    """The store loses its latest writes (here: a backup from before the change is restored; on Redis, a crash
+    between fsyncs): the running runtime notices that its snapshot is of the build before, and derives again."""
+    import sqlite3
+
+    site, state, log = Site(tmp_path), tmp_path / "state", tmp_path / "runtime.log"
+    with runtime_process(site, state, log) as (process, base):
+        subscribe(base, state, receiver.url)
+        backup = sqlite3.connect(tmp_path / "backup.sqlite3")
+        with contextlib.closing(sqlite3.connect(state / SQLITE_FILE)) as live:
+            live.backup(backup)
+        site.edit("apfel", "meaning: Ein verspielter", "meaning: Ein zärtlicher")
+        site.build()
+        process.send_signal(signal.SIGHUP)
+        [first] = receiver.wait_for(1)
+        with contextlib.closing(sqlite3.connect(state / SQLITE_FILE)) as live:
+            backup.backup(live)  # the snapshot, the outbox and the events as they were before the change
+        backup.close()
+        second = receiver.wait_for(2)[1]
+    assert second.event["id"] == first.event["id"] and second.event["data"] == first.event["data"]
