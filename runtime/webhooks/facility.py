@@ -46,7 +46,7 @@ class Webhooks:
         self.site: Any = None
         self._pending: Dist | None = None  # a loaded dist whose events are not derived yet
         self._current: Dist | None = None  # the dist loaded last
-        self._history: list[str] = []  # source hashes of the dists this process loaded, oldest first
+        self._confirmed: int | None = None  # the store's generation when it last held the current dist
         self._lock = threading.Lock()  # one derivation at a time in this process
         try:
             self.store = open_store(state_dir, redis_url)
@@ -60,20 +60,26 @@ class Webhooks:
         """Derive the events of a newly loaded dist (called by the runtime on every load)."""
         self.site = dist.site
         self._pending = self._current = dist
-        self._history = [h for h in self._history if h != dist.source_hash][-20:] + [dist.source_hash]
+        self._confirmed = None
         self.derive_pending()
 
     def check_store_went_back(self) -> None:
-        """Derive again if the store's snapshot is of a dist this process loaded before the current one: the
-        store lost its latest writes (a Redis that crashed between fsyncs, a restored backup). A snapshot of
-        a dist this process never loaded is another replica's newer build: left alone."""
-        if self.store is None or self._current is None or self._pending is not None:
+        """Derive again if the store went back to an earlier generation than the one that held the current
+        dist: it lost its latest writes (a Redis that crashed between fsyncs, a restored backup), and with
+        them the derivation. A store that moved on (a higher generation: another replica derived its build)
+        is left alone, so replicas serving different builds for a while do not undo each other's events."""
+        if self.store is None or self._current is None or self._pending is not None or self._confirmed is None:
             return
-        seen = self.store.seen_source()
-        if seen != self._current.source_hash and seen in self._history[:-1]:
-            log.warning("webhooks: the store's snapshot went back to an earlier build; deriving the current one again")
+        source, generation = self.store.seen()
+        if generation < self._confirmed:
+            log.warning("webhooks: the store went back (generation %d, was %d); deriving the loaded build again",
+                        generation, self._confirmed)
             self._pending = self._current
             self.derive_pending()
+        elif source != self._current.source_hash and generation > self._confirmed:
+            self._confirmed = generation  # say it once per change
+            log.warning("webhooks: another replica derived a different build (%s); this one serves %s",
+                        source, self._current.source_hash)
 
     def derive_pending(self) -> bool:
         """Derive the events of the loaded dist if not done yet; False while the store fails."""
@@ -83,7 +89,8 @@ class Webhooks:
         store = self.store
         with self._lock:
             try:
-                if store.seen_source() != dist.source_hash:
+                source, generation = store.seen()
+                if source != dist.source_hash:
                     started = time.perf_counter()
                     items = dist_items(dist)
                     now = time.time()
@@ -91,6 +98,7 @@ class Webhooks:
                         previous, items, base_url=dist.site.base_url, now=now, baseline=baseline), now)
                     log.info("webhooks: %d events derived from %s in %.2f s", len(events), dist.root,
                              time.perf_counter() - started)
+                    source, generation = store.seen()
             except StoreUnavailable as exc:
                 self.problem = f"the events of the loaded build are not derived yet: {exc}"
                 log.warning("webhooks: %s", self.problem)
@@ -101,6 +109,7 @@ class Webhooks:
                 return False
         if self._pending is dist:
             self._pending = None
+            self._confirmed = generation if source == dist.source_hash else None
         self.problem = None
         return True
 

@@ -3,8 +3,9 @@
 Transactions are optimistic (`WATCH` … `MULTI` … `EXEC`, retried when a watched key changed): a
 derivation watches the snapshot's source hash, the subscriptions and the event counter, so two
 replicas loading the same dist at once derive it once; the loser retries, finds the dist already
-seen and derives nothing. A worker leases a subscription with `SET lease NX PX`; recording an
-attempt watches the lease and commits only while the worker still holds it.
+seen and derives nothing. A worker leases a subscription with a script that sets `lease:<sub>` to
+`<worker>|<until>` unless a lease that has not run out is there; recording an attempt watches the lease
+and commits only while the worker still holds it.
 
 Keys (prefix `petgen:wh:`): `tokens`, `subs` (hashes of JSON records), `snap` and `meta` (the
 snapshot), `seq` (the event counter), `ev:<id>` (an event), `evids`, `evtime`, `evsubs:<id>`,
@@ -179,9 +180,12 @@ class RedisStore:
     # derivation
 
     @_guarded
+    def seen(self) -> tuple[str | None, int]:
+        source, generation = self.redis.hmget(f"{P}meta", ["source", "generation"])
+        return (_text(source) if source else None), int(generation or 0)
+
     def seen_source(self) -> str | None:
-        raw = self.redis.hget(f"{P}meta", "source")
-        return _text(raw) if raw else None
+        return self.seen()[0]
 
     @_guarded
     def derive(self, source: str, planner: Planner, now: float) -> list[Event]:
@@ -198,6 +202,7 @@ class RedisStore:
             if plan.records:
                 pipe.hset(f"{P}snap", mapping={k: r.to_json() for k, r in plan.records.items()})
             pipe.hset(f"{P}meta", "source", source)
+            pipe.hincrby(f"{P}meta", "generation", 1)
             events = []
             touched: set[str] = set()
             for draft, exists in zip(plan.events, known):

@@ -179,10 +179,13 @@ class SQLiteStore:
 
     # derivation
 
-    def seen_source(self) -> str | None:
+    def seen(self) -> tuple[str | None, int]:
         with self._read() as db:
-            row = db.execute("SELECT value FROM meta WHERE key = 'source'").fetchone()
-        return row[0] if row else None
+            meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('source', 'generation')").fetchall())
+        return meta.get("source"), int(meta.get("generation", 0))
+
+    def seen_source(self) -> str | None:
+        return self.seen()[0]
 
     def derive(self, source: str, planner: Planner, now: float) -> list[Event]:
         with self._tx(durable=True) as db:
@@ -194,6 +197,8 @@ class SQLiteStore:
             db.executemany("INSERT OR REPLACE INTO snapshot VALUES (?, ?)",
                            [(key, record.to_json()) for key, record in plan.records.items()])
             db.execute("INSERT OR REPLACE INTO meta VALUES ('source', ?)", (source,))
+            db.execute("INSERT INTO meta VALUES ('generation', 1) "
+                       "ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1")
             subscribers = [Subscription.from_json(r[0]) for r in
                            db.execute("SELECT record FROM subscriptions WHERE status = 'active'")]
             events = []

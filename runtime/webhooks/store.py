@@ -59,8 +59,11 @@ class Store(Protocol):
     def remove_subscription(self, id: str) -> bool:
         """Delete it and cancel its pending deliveries; False if there was none."""
 
-    def seen_source(self) -> str | None:
-        """The source hash of the last dist derived from (None before the baseline)."""
+    def seen(self) -> tuple[str | None, int]:
+        """The source hash of the last dist derived from (None before the baseline) and the generation: how
+        many derivations the store has recorded. A store that lost writes has gone back to a lower one."""
+
+    def seen_source(self) -> str | None: ...
 
     def derive(self, source: str, planner: Planner, now: float) -> list[Event]:
         """In one transaction: plan from the snapshot, write it, queue the new events; return them."""

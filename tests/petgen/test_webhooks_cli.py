@@ -131,3 +131,11 @@ def test_send_test_needs_a_built_dist(tmp_path: Path) -> None:
     result = petgen(tmp_path, "send-test", sid, "--dist", str(tmp_path / "nothing"))
     assert (result.exit_code, result.output) == (1, (f"Error: {tmp_path / 'nothing'} holds no built entry to send as a "
                                                     "test; run `petgen build` or pass --dist DIR.\n"))
+
+
+@pytest.mark.parametrize("command", [[], ["invite"], ["add"], ["list"], ["remove"], ["rotate"], ["deliveries"],
+                                     ["redeliver"], ["send-test"]])
+def test_help_everywhere(command: list[str]) -> None:
+    for flag in ("-h", "--help"):
+        result = CliRunner().invoke(cli, ["webhooks", *command, flag])
+        assert result.exit_code == 0 and result.output.startswith("Usage: ")

@@ -31,11 +31,13 @@ pytestmark = pytest.mark.slow
 
 
 @contextlib.contextmanager
-def runtime_process(site: Site, state: Path, log: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+def runtime_process(site: Site, state: Path, log: Path, *,
+                    retry_scale: float = 0.001) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """`uvicorn --factory runtime.app:create_app` with PETGEN_* settings, as an operator would start it."""
     port = free_port()
     env = {**os.environ, "PETGEN_DIST": str(site.dist), "PETGEN_STATE_DIR": str(state), "PETGEN_RATE_LIMIT": "0",
-           "PETGEN_DIST_POLL": "0", "PETGEN_WEBHOOK_ALLOW_LOOPBACK": "1", "PETGEN_WEBHOOK_RETRY_SCALE": "0.001"}
+           "PETGEN_DIST_POLL": "0", "PETGEN_WEBHOOK_ALLOW_LOOPBACK": "1",
+           "PETGEN_WEBHOOK_RETRY_SCALE": str(retry_scale)}
     with log.open("ab") as sink:
         process = subprocess.Popen([sys.executable, "-m", "uvicorn", "--factory", "runtime.app:create_app",
                                     "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
@@ -85,6 +87,26 @@ def test_killed_mid_delivery_the_event_arrives_again_with_the_same_id(tmp_path: 
     assert len(received) == 2 and received[0].body == received[1].body
     assert received[0].event["type"] == "entry.updated" and received[0].event["data"]["changes"] == ["meaning"]
     assert [r.headers["X-Petname-Attempt"] for r in received] == ["1", "1"]  # the first attempt never counted
+
+
+def test_killed_between_attempts_the_retry_comes_from_the_next_process(tmp_path: Path, receiver: Receiver) -> None:
+    site, state, log = Site(tmp_path), tmp_path / "state", tmp_path / "runtime.log"
+    receiver.answers = [503]
+    store = SQLiteStore(state / SQLITE_FILE)
+    with runtime_process(site, state, log, retry_scale=0.4) as (process, base):  # the first retry after ≈ 2 s
+        subscribe(base, state, receiver.url)
+        site.edit("apfel", "meaning: Ein verspielter", "meaning: Ein zärtlicher")
+        site.build()
+        process.send_signal(signal.SIGHUP)
+        wait_for(lambda: [(d.status, d.attempts) for d in store.deliveries()] == [("pending", 1)],
+                 "the failed first attempt to be recorded")
+        process.kill()
+        process.wait(timeout=10)
+    with runtime_process(site, state, log, retry_scale=0.4):
+        received = receiver.wait_for(2)
+        wait_for(lambda: [d.status for d in store.deliveries()] == ["delivered"], "the retry to be recorded")
+    assert [r.headers["X-Petname-Attempt"] for r in received] == ["1", "2"]
+    assert received[0].body == received[1].body
 
 
 def expected_ids(site: Site, before: Dist, after: Dist) -> set[str]:

@@ -47,12 +47,14 @@ def test_the_first_derivation_is_the_baseline_and_a_seen_source_is_skipped(store
         seen.append((dict(previous), baseline))
         return Plan({"e:apfel": Record("d1", 1, {"meaning": "h1"}, "Apfel")}, [])
 
-    assert store.seen_source() is None
+    assert store.seen() == (None, 0)
     assert store.derive("build-1", planner, NOW) == []
-    assert store.seen_source() == "build-1" and seen == [({}, True)]
+    assert store.seen() == ("build-1", 1) and seen == [({}, True)]
     assert store.derive("build-1", planner, NOW) == []  # the same build again (another replica): not planned
+    assert store.seen() == ("build-1", 1)
     store.derive("build-2", planner, NOW)
     assert seen[1] == ({"e:apfel": Record("d1", 1, {"meaning": "h1"}, "Apfel")}, False)
+    assert store.seen() == ("build-2", 2)  # one more generation per derivation: a store that loses writes goes back
 
 
 def test_events_are_queued_for_the_subscriptions_that_want_them(store: Store) -> None:
