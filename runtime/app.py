@@ -302,8 +302,7 @@ class PetgenApp:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.runtime = Runtime(settings)
-        self.webhooks = Webhooks(state_dir=settings.state_dir, redis_url=settings.redis_url,
-                                 retry_scale=settings.webhook_retry_scale, allow_loopback=settings.webhook_allow_loopback)
+        self.webhooks = Webhooks.from_settings(settings)
         self.runtime.when_loaded(self.webhooks.dist_loaded)  # the first start records the baseline
         self.runtime.health.add_report("webhooks", self.webhooks.report)
         self.watcher = DistWatcher(settings.dist, self.runtime.reload, lambda: self.runtime.loaded_stamp,

@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from petgen.resources import license_of
 from runtime.dist import Dist
+from runtime.settings import Settings
 from runtime.webhooks.derive import dist_items, plan_events
 from runtime.webhooks.destinations import Policy
 from runtime.webhooks.routes import webhook_routes
@@ -53,6 +54,11 @@ class Webhooks:
         except StoreUnavailable as exc:
             self.problem = str(exc)
             log.warning("webhooks unavailable: %s", exc)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Webhooks:
+        return cls(state_dir=settings.state_dir, redis_url=settings.redis_url,
+                   retry_scale=settings.webhook_retry_scale, allow_loopback=settings.webhook_allow_loopback)
 
     # the runtime's side
 

@@ -26,6 +26,7 @@ from runtime.webhooks.store import Conflict, StoreUnavailable
 if TYPE_CHECKING:
     from runtime.webhooks.facility import Webhooks
 
+Endpoint = Callable[[Request], Awaitable[Response]]
 PER_TOKEN = 20  # subscriptions one onboarding token may hold
 FIELDS = ("url", "events", "description")
 LIST_HINT = "GET /webhooks lists the subscriptions of your token"
@@ -61,7 +62,8 @@ def parse_subscription_request(content_type: str, body: bytes) -> tuple[str, tup
                        f"choose from {', '.join(EVENT_TYPES)}, or leave 'events' out for all of them")
     for event in events:
         if event not in EVENT_TYPES:
-            raise BadInput(400, f"Unknown event type {shown(event)!r}.", f"the event types are {', '.join(EVENT_TYPES)}")
+            raise BadInput(400, f"Unknown event type {shown(event)!r}.",
+                           f"the event types are {', '.join(EVENT_TYPES)}")
     if len(set(events)) != len(events):
         raise BadInput(400, "'events' names an event type twice.", "name each event type once")
     description = data.get("description", "")
@@ -87,7 +89,7 @@ def webhook_routes(webhooks: Webhooks) -> list[Route]:
         return error_response(405, f"Method {request.method} is not allowed on {shown(request.url.path)}.",
                               f"allowed: {allow}", headers={"allow": allow})
 
-    def authorised(handler: Callable[[Request, Token], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    def authorised(handler: Callable[[Request, Token], Awaitable[Response]]) -> Endpoint:
         async def endpoint(request: Request) -> Response:
             header = request.headers.get("authorization", "")
             scheme, _, credential = header.partition(" ")
@@ -174,7 +176,7 @@ def webhook_routes(webhooks: Webhooks) -> list[Route]:
         await anyio.to_thread.run_sync(store.save_subscription, rotated)
         return respond(rotated.resource(webhooks.license(), now=now, with_secret=True))
 
-    def methods(allow: str, endpoint: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
+    def methods(allow: str, endpoint: Endpoint) -> Endpoint:
         allowed = {m.strip() for m in allow.split(",")}
 
         async def dispatch(request: Request) -> Response:

@@ -64,7 +64,8 @@ def test_add_list_rotate_remove(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, code, error", [
     (["add", "http://hooks.petnames.example/in"], 1,
-     "Error: http://hooks.petnames.example/in is not accepted: the URL must use https:// (plain http is not accepted).\n"),
+     ("Error: http://hooks.petnames.example/in is not accepted: the URL must use https:// (plain http is not "
+      "accepted).\n")),
     (["add", "https://10.0.0.1/in"], 1,
      ("Error: https://10.0.0.1/in is not accepted: 10.0.0.1 is a private address; deliveries go to public addresses "
      "only.\n")),
