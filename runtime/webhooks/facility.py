@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -38,7 +39,7 @@ PRUNE_EVERY = 3600.0
 
 
 class Webhooks:
-    def __init__(self, *, state_dir: Any, redis_url: str | None, retry_scale: float = 1.0,
+    def __init__(self, *, state_dir: Path, redis_url: str | None, retry_scale: float = 1.0,
                  allow_loopback: bool = False) -> None:
         self.policy = Policy(allow_loopback=allow_loopback)
         self.schedule = Schedule(scale=retry_scale)
@@ -48,6 +49,7 @@ class Webhooks:
         self._pending: Dist | None = None  # a loaded dist whose events are not derived yet
         self._current: Dist | None = None  # the dist loaded last
         self._confirmed: int | None = None  # the store's generation when it last held the current dist
+        self._sender: Sender | None = None  # the running worker's
         self._lock = threading.Lock()  # one derivation at a time in this process
         try:
             self.store = open_store(state_dir, redis_url)
@@ -65,6 +67,8 @@ class Webhooks:
     def dist_loaded(self, dist: Dist) -> None:
         """Derive the events of a newly loaded dist (called by the runtime on every load)."""
         self.site = dist.site
+        if self._sender is not None:  # the User-Agent names the service as the new build does
+            self._sender.agent = self._agent()
         self._pending = self._current = dist
         self._confirmed = None
         self.derive_pending()
@@ -109,9 +113,11 @@ class Webhooks:
                 self.problem = f"the events of the loaded build are not derived yet: {exc}"
                 log.warning("webhooks: %s", self.problem)
                 return False
-            except Exception as exc:
+            except Exception as exc:  # a bug must not stop the runtime from serving; said once, in the status
                 self.problem = f"deriving the events of the loaded build failed: {type(exc).__name__}: {exc}"
                 log.exception("webhooks: deriving events failed")
+                if self._pending is dist:
+                    self._pending = None  # the same dist would fail the same way: the next build tries again
                 return False
         if self._pending is dist:
             self._pending = None
@@ -121,7 +127,7 @@ class Webhooks:
 
     def report(self) -> dict[str, str] | None:
         """The `webhooks` check of /api/status; left out while webhooks are not used at all."""
-        if self.store is None or (self._pending is not None and self.problem):
+        if self.store is None or self.problem:
             return {"status": "fail", "detail": self.problem or "no webhook store"}
         now = time.time()
         try:
@@ -146,17 +152,17 @@ class Webhooks:
     def base_url(self) -> str:
         return self.site.base_url if self.site is not None else ""
 
-    def sender(self) -> Sender:
+    def _agent(self) -> str:
         site = self.site
-        agent = user_agent(site.name, site.api_version, site.base_url) if site else "petgen-Webhooks"
-        return Sender(self.policy, agent=agent)
+        return user_agent(site.name, site.api_version, site.base_url) if site else "petgen-Webhooks"
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Deliver, retry pending derivations, prune old history; until cancelled."""
         if self.store is None:
             task_status.started()
             return
-        async with self.sender() as sender, anyio.create_task_group() as tasks:
+        async with Sender(self.policy, agent=self._agent()) as sender, anyio.create_task_group() as tasks:
+            self._sender = sender
             worker = DeliveryWorker(self.store, sender, self.schedule)
             await tasks.start(worker.run)
             tasks.start_soon(self._housekeeping)
