@@ -74,6 +74,25 @@ def invite(store: StoreContext, contact: str) -> None:
 
 
 @webhooks.command()
+@click.pass_obj
+def tokens(store: StoreContext) -> None:
+    """List the onboarding tokens (never the tokens themselves): id, contact, issued, subscriptions."""
+    from runtime.webhooks.operator import list_tokens
+
+    store.run(list_tokens)
+
+
+@webhooks.command()
+@click.argument("token_id", metavar="TOKEN_ID")
+@click.pass_obj
+def revoke(store: StoreContext, token_id: str) -> None:
+    """Revoke an onboarding token (tok_…); its subscriptions keep their deliveries until removed."""
+    from runtime.webhooks.operator import revoke as run
+
+    store.run(run, token_id)
+
+
+@webhooks.command()
 @click.argument("url")
 @click.option("--events", multiple=True, metavar="TYPE[,TYPE…]",
               help="Event types to deliver (entry.published, entry.updated, category.updated); default all.")

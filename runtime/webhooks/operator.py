@@ -76,10 +76,28 @@ def add(store: Store, url: str, events: tuple[str, ...], description: str, polic
 
 
 def list_subscriptions(store: Store) -> str:
-    rows = [(s.id, s.status, s.owner, ",".join(s.events), s.url) for s in store.subscriptions()]
+    contacts = {t.id: t.contact for t in store.tokens()}
+    rows = [(s.id, s.status, contacts.get(s.owner, s.owner), ",".join(s.events), s.url) for s in store.subscriptions()]
     if not rows:
         return "No subscriptions."
     return _table(("ID", "STATUS", "OWNER", "EVENTS", "URL"), rows)
+
+
+def list_tokens(store: Store) -> str:
+    held: dict[str, int] = {}
+    for subscription in store.subscriptions():
+        held[subscription.owner] = held.get(subscription.owner, 0) + 1
+    rows = [(t.id, t.contact, iso(t.created), str(held.get(t.id, 0))) for t in store.tokens()]
+    if not rows:
+        return "No onboarding tokens."
+    return _table(("TOKEN", "CONTACT", "ISSUED", "SUBSCRIPTIONS"), rows)
+
+
+def revoke(store: Store, token_id: str) -> str:
+    if not store.revoke_token(token_id):
+        raise OperatorError(f"No onboarding token {token_id} (see `petgen webhooks tokens`).")
+    return (f"Revoked {token_id}: it no longer manages subscriptions. Its subscriptions stay until removed "
+            "(`petgen webhooks remove ID`).")
 
 
 def remove(store: Store, subscription_id: str) -> str:

@@ -128,11 +128,26 @@ class RedisStore:
         return Token.from_json(raw) if raw else None
 
     @_guarded
+    def tokens(self) -> list[Token]:
+        return sorted((Token.from_json(v) for v in self.redis.hvals(f"{P}tokens")), key=lambda t: (t.created, t.id))
+
+    @_guarded
+    def revoke_token(self, id: str) -> bool:
+        def body(pipe: Any) -> bool:
+            hashes = [h for h, raw in pipe.hgetall(f"{P}tokens").items() if Token.from_json(raw).id == id]
+            pipe.multi()
+            if hashes:
+                pipe.hdel(f"{P}tokens", *hashes)
+            return bool(hashes)
+
+        return self._transaction([f"{P}tokens"], body)
+
+    @_guarded
     def add_subscription(self, subscription: Subscription, *, limit: int | None) -> None:
         def body(pipe: Any) -> None:
             mine = [s for s in (Subscription.from_json(v) for v in pipe.hvals(f"{P}subs"))
                     if s.owner == subscription.owner]
-            if any(s.url == subscription.url for s in mine):
+            if any(s.url == subscription.url and s.active for s in mine):  # a disabled one may come back
                 raise Conflict(f"{subscription.url} is already subscribed")
             if limit is not None and len(mine) >= limit:
                 raise Conflict(f"at most {limit} subscriptions per token")

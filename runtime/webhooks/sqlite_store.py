@@ -140,10 +140,20 @@ class SQLiteStore:
             row = db.execute("SELECT record FROM tokens WHERE hash = ?", (hash,)).fetchone()
         return Token.from_json(row[0]) if row else None
 
+    def tokens(self) -> list[Token]:
+        with self._read() as db:
+            rows = db.execute("SELECT record FROM tokens").fetchall()
+        return sorted((Token.from_json(r[0]) for r in rows), key=lambda t: (t.created, t.id))
+
+    def revoke_token(self, id: str) -> bool:
+        with self._tx(durable=True) as db:
+            return db.execute("DELETE FROM tokens WHERE id = ?", (id,)).rowcount > 0
+
     def add_subscription(self, subscription: Subscription, *, limit: int | None) -> None:
         with self._tx(durable=True) as db:
-            rows = db.execute("SELECT url FROM subscriptions WHERE owner = ?", (subscription.owner,)).fetchall()
-            if any(url == subscription.url for url, in rows):
+            rows = db.execute("SELECT url, status FROM subscriptions WHERE owner = ?",
+                              (subscription.owner,)).fetchall()
+            if (subscription.url, "active") in rows:  # a disabled one (410) may be subscribed again
                 raise Conflict(f"{subscription.url} is already subscribed")
             if limit is not None and len(rows) >= limit:
                 raise Conflict(f"at most {limit} subscriptions per token")

@@ -47,8 +47,14 @@ class Store(Protocol):
 
     def find_token(self, hash: str) -> Token | None: ...
 
+    def tokens(self) -> list[Token]:
+        """Every onboarding token, oldest first."""
+
+    def revoke_token(self, id: str) -> bool:
+        """Forget the token (its subscriptions stay); False if there was none."""
+
     def add_subscription(self, subscription: Subscription, *, limit: int | None) -> None:
-        """Raise Conflict if the owner already subscribed this URL or has `limit` subscriptions."""
+        """Raise Conflict if the owner has an active subscription of this URL or `limit` subscriptions."""
 
     def subscription(self, id: str) -> Subscription | None: ...
 

@@ -41,6 +41,21 @@ def test_invite_prints_a_token_once_and_stores_only_its_hash(tmp_path: Path) -> 
     assert match.group(2).encode() not in (tmp_path / "webhooks.sqlite3").read_bytes()
 
 
+def test_tokens_list_shows_who_and_revoke_ends_a_token(tmp_path: Path) -> None:
+    assert petgen(tmp_path, "tokens").output == "No onboarding tokens.\n"
+    token_id = re.search(r"\((tok_\w+)\)", petgen(tmp_path, "invite", "--contact", "ops@example.com").output)
+    assert token_id
+    rows = [line.split() for line in petgen(tmp_path, "tokens").output.splitlines()]
+    assert rows[0] == ["TOKEN", "CONTACT", "ISSUED", "SUBSCRIPTIONS"]
+    assert (rows[1][0], rows[1][1], rows[1][3]) == (token_id.group(1), "ops@example.com", "0")
+    assert petgen(tmp_path, "revoke", token_id.group(1)).output == (
+        f"Revoked {token_id.group(1)}: it no longer manages subscriptions. Its subscriptions stay until removed "
+        "(`petgen webhooks remove ID`).\n")
+    again = petgen(tmp_path, "revoke", token_id.group(1))
+    assert (again.exit_code, again.output) == (
+        1, f"Error: No onboarding token {token_id.group(1)} (see `petgen webhooks tokens`).\n")
+
+
 def test_add_list_rotate_remove(tmp_path: Path) -> None:
     assert petgen(tmp_path, "list").output == "No subscriptions.\n"
     added = petgen(tmp_path, "add", HOOK, "--events", "entry.updated,category.updated", "--description", "news")
@@ -134,8 +149,8 @@ def test_send_test_needs_a_built_dist(tmp_path: Path) -> None:
                                                     "test; run `petgen build` or pass --dist DIR.\n"))
 
 
-@pytest.mark.parametrize("command", [[], ["invite"], ["add"], ["list"], ["remove"], ["rotate"], ["deliveries"],
-                                     ["redeliver"], ["send-test"]])
+@pytest.mark.parametrize("command", [[], ["invite"], ["tokens"], ["revoke"], ["add"], ["list"], ["remove"], ["rotate"],
+                                     ["deliveries"], ["redeliver"], ["send-test"]])
 def test_help_everywhere(command: list[str]) -> None:
     for flag in ("-h", "--help"):
         result = CliRunner().invoke(cli, ["webhooks", *command, flag])

@@ -107,6 +107,18 @@ def test_a_token_sees_only_its_own_subscriptions(api: TestClient, state: Path, t
     assert api.get(f"/webhooks/{mine}", headers=token).status_code == 200  # untouched
 
 
+def test_a_revoked_token_is_refused(api: TestClient, state: Path, token: dict[str, str],
+                                     document: dict[str, Any]) -> None:
+    from runtime.webhooks.sqlite_store import SQLiteStore
+
+    assert api.get("/webhooks", headers=token).status_code == 200
+    store = SQLiteStore(state / "webhooks.sqlite3")
+    [issued] = store.tokens()
+    assert store.revoke_token(issued.id)
+    assert error(api.get("/webhooks", headers=token), 401, "unauthorized", document)["message"] == \
+        "The bearer token is not valid."
+
+
 def test_the_same_url_twice_is_a_conflict(api: TestClient, token: dict[str, str], document: dict[str, Any]) -> None:
     assert api.post("/webhooks", headers=token, json={"url": HOOK}).status_code == 201
     failure = error(api.post("/webhooks", headers=token, json={"url": HOOK}), 409, "conflict", document)

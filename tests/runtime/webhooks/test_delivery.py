@@ -126,6 +126,7 @@ def test_410_disables_the_subscription(service: Service, receiver: Receiver) -> 
     service.site.edit("apfel", "meaning: Ein zärtlicher", "meaning: Ein lieber")
     service.publish()  # derived, but queued for nobody
     assert len(receiver.received) == 1 and {d.status for d in service.deliveries()} == {"failed"}
+    assert service.client.post("/webhooks", json={"url": receiver.url}).status_code == 201  # it may come back
 
 
 def test_rotation_signs_with_both_secrets_during_the_overlap(service: Service, receiver: Receiver) -> None:

@@ -126,6 +126,8 @@ def test_410_disables_the_subscription_and_fails_what_was_pending(store: Store) 
     assert "evt_3" not in {d.event_id for d in store.deliveries()}  # nothing is queued for it any more
     stats = store.stats(NOW)
     assert (stats.subscriptions, stats.disabled, stats.pending) == (1, 1, 0)
+    store.add_subscription(Subscription("wh_again", gone.url, gone.events, "", gone.owner, NOW, new_secret()),
+                           limit=5)  # the subscriber may come back: a disabled subscription is no conflict
 
 
 def test_removing_a_subscription_cancels_its_deliveries(store: Store) -> None:
@@ -149,10 +151,14 @@ def test_subscriptions_are_unique_per_owner_and_url_and_limited(store: Store) ->
     assert [s.owner for s in store.subscriptions("tok_b")] == ["tok_b"]
 
 
-def test_tokens_are_found_by_their_hash_only(store: Store) -> None:
+def test_tokens_are_found_by_their_hash_only_and_can_be_revoked(store: Store) -> None:
     store.add_token(Token("tok_x", "ops@example.com", NOW, "ab" * 32))
+    store.add_token(Token("tok_y", "other@example.com", NOW + 1, "ef" * 32))
     assert store.find_token("ab" * 32) == Token("tok_x", "ops@example.com", NOW, "ab" * 32)
     assert store.find_token("cd" * 32) is None
+    assert [t.id for t in store.tokens()] == ["tok_x", "tok_y"]
+    assert store.revoke_token("tok_x") and not store.revoke_token("tok_x")
+    assert store.find_token("ab" * 32) is None and [t.id for t in store.tokens()] == ["tok_y"]
 
 
 def test_stats_and_pruning(store: Store) -> None:
