@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from runtime.webhooks.derive import Draft, Plan, Record
-from runtime.webhooks.model import Attempt, Subscription, Token, new_secret
+from runtime.webhooks.model import Attempt, Event, Subscription, Token, new_secret
 from runtime.webhooks.redis_store import RedisStore
 from runtime.webhooks.sqlite_store import SQLiteStore
 from runtime.webhooks.store import Conflict, NotFound, Store
@@ -176,3 +176,15 @@ def test_stats_and_pruning(store: Store) -> None:
     assert (stats.pending, stats.failing, stats.oldest_due) == (1, 1, NOW + 5)
     assert store.prune(NOW + 1) == 1  # the delivered one; the pending one stays
     assert [d.event_id for d in store.deliveries()] == ["evt_2"]
+
+
+def test_a_test_event_sent_by_the_operator_is_recorded_and_can_be_redelivered(store: Store) -> None:
+    subscription = subscribe(store, "tested")
+    store.add_sent(Event("evt_test_a", "entry.updated", NOW, b"{}"), subscription.id, Attempt(False, 500), NOW)
+    store.add_sent(Event("evt_test_b", "entry.updated", NOW, b"{}"), subscription.id, Attempt(True, 200), NOW + 1)
+    assert [(d.event_id, d.status, d.last_status) for d in store.deliveries()] == [
+        ("evt_test_b", "delivered", 200), ("evt_test_a", "failed", 500)]
+    assert [d.event_id for d in store.deliveries(failed_only=True)] == ["evt_test_a"]
+    assert store.requeue("evt_test_a", subscription.id, NOW + 2) == 1
+    claim = store.claim("w", NOW + 2)
+    assert claim is not None and [d.event.id for d in claim.deliveries] == ["evt_test_a"]
