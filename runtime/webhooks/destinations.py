@@ -59,9 +59,6 @@ class Unresolved(Exception):
 class Policy:
     allow_loopback: bool = False  # development only: loopback addresses, and plain http to them
 
-    def schemes(self) -> tuple[str, ...]:
-        return ("https", "http") if self.allow_loopback else ("https",)
-
 
 def check_url(url: str, policy: Policy) -> SplitResult:
     """The URL's parts if its form is acceptable; Refused (saying what to change) if not.
