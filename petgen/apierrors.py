@@ -21,6 +21,8 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode(405, "method_not_allowed", "The method is not supported here; the `Allow` header lists what is."),
     ErrorCode(406, "not_acceptable", "The Accept header allows none of the media types this endpoint answers with."),
     ErrorCode(408, "request_timeout", "The request's headers or body arrived too slowly."),
+    ErrorCode(409, "conflict", "The webhook subscription exists already for this URL, or the token holds the most "
+                               "it may; the hint says what to do."),
     ErrorCode(413, "payload_too_large", "The request body is larger than the limit (64 KiB by default)."),
     ErrorCode(415, "unsupported_media_type", "The body must be sent as `Content-Type: application/json`."),
     ErrorCode(421, "misdirected_request", "The Host header names a host this server does not answer for (/mcp)."),

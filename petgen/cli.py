@@ -186,7 +186,7 @@ def _limit_options(f):  # type: ignore[no-untyped-def]
 def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[no-untyped-def]
               trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...] = (), content_dir: Path | None = None,
               redis_url: str | None = None, limits: dict[str, object] | None = None):
-    from runtime.settings import Settings, parse_networks, parse_origins, parse_redis_url
+    from runtime.settings import Settings, environment_only, parse_networks, parse_origins, parse_redis_url
 
     try:
         networks = parse_networks(list(trusted_proxies))
@@ -201,8 +201,12 @@ def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--redis-url") from None
     content = content_dir if content_dir is not None and content_dir.is_dir() else None  # /api/status compares
+    try:
+        from_environment = environment_only()  # PETGEN_DIST_POLL, PETGEN_WEBHOOK_*, PETGEN_REDIS_TIMEOUT_MS
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     return Settings(dist=dist_dir, content=content, state_dir=state_dir, rate_limit=rate_limit,
-                    trusted_proxies=networks, allowed_origins=origins, redis_url=redis,
+                    trusted_proxies=networks, allowed_origins=origins, redis_url=redis, **from_environment,
                     **(limits or {}))  # type: ignore[arg-type]
 
 
@@ -407,6 +411,11 @@ def bots_keygen(prefix: Path) -> None:
     private, public, kid = generate_key_pair(prefix)
     click.echo(f"Wrote {private} (the private key: keep it secret, sign with it) and {public} (the public key: "
                f"petgen bots add NAME --jwk {public} …).\nkeyid: {kid}")
+
+
+from petgen.webhooks_cli import webhooks  # at the end: the group is a module of its own, registered here
+
+cli.add_command(webhooks)
 
 
 def main() -> None:

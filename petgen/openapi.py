@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from petgen.apierrors import ERROR_CODES
+from petgen.events import EVENT_TYPES
 from petgen.kb import KnowledgeBase
 from petgen.resources import category_resource, license_of, name_resource, name_summary
 from petgen.schemas import DEFS
@@ -311,6 +312,7 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
                                                  "loaded); the body is the Status resource all the same."}},
         }},
     }
+    paths.update(_webhook_paths())
     for item in paths.values():
         for operation in item.values():
             operation["parameters"] = [*operation.get("parameters", []), *(
@@ -326,11 +328,131 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
             "license": {"name": site.license["name"], "url": site.license["url"]},
         },
         "servers": [{"url": site.base_url}],
-        "tags": [{"name": t} for t in ("names", "categories", "search", "ask", "mcp", "status")],
+        "tags": [{"name": t} for t in ("names", "categories", "search", "ask", "mcp", "status", "webhooks")],
         "paths": paths,
+        "webhooks": _webhook_events(slug_example, example_entry.title if example_entry else "Bärchen", site.base_url),
         "components": {
             "schemas": _components_schemas(site.site),
             "headers": {name: {"description": text, "schema": schema}
                         for name, (text, schema) in {**RATE_HEADERS, **RETRY_AFTER, **CACHE_HEADERS}.items()},
+            "securitySchemes": {"onboardingToken": {
+                "type": "http", "scheme": "bearer",
+                "description": "The onboarding token the operator issues (`petgen webhooks invite`); needed for "
+                               "/webhooks only, every other endpoint is anonymous."}},
         },
     }
+
+
+WEBHOOKS_NOTE = ("Webhooks (beta): subscriptions need the onboarding token the operator issued "
+                 "(`Authorization: Bearer …`); a token sees only its own subscriptions.")
+
+
+def _webhook_paths() -> dict[str, Any]:
+    """/webhooks: subscribe (no operationId: the contract lists none for it), list, show, delete, rotate."""
+    security = [{"onboardingToken": []}]
+    challenge = {"WWW-Authenticate": {"schema": {"type": "string"}, "description": '`Bearer realm="webhooks"`'}}
+    unauthorised = {**_error(401), "headers": {**_headers(RATE_HEADERS), **challenge}}
+
+    def responses(ok: dict[str, Any], *errors: int) -> dict[str, Any]:
+        found = {**ok, "401": unauthorised}
+        found.update({str(status): _error(status) for status in (*errors, *EVENT_OPERATION_ERRORS)})
+        return found
+
+    def answer(description: str, schema: str | None, **extra: Any) -> dict[str, Any]:
+        response: dict[str, Any] = {"description": description, "headers": _headers(RATE_HEADERS)}
+        if schema:
+            response["content"] = _json(schema)
+        response["headers"].update(extra)
+        return response
+
+    subscription_id = _param("id", "path", {"type": "string", "minLength": 1}, "The subscription's id.",
+                             example="wh_abcdefghijklmnop")
+    request = {"url": "https://example.com/hooks/petnames", "events": ["entry.published", "entry.updated"],
+               "description": "our newsletter"}
+    location = {"Location": {"schema": {"type": "string"}, "description": "The new subscription's URL."}}
+    return {
+        "/webhooks": {
+            "get": {"operationId": "listWebhooks", "tags": ["webhooks"], "summary": "List your webhook subscriptions",
+                    "description": WEBHOOKS_NOTE, "security": security,
+                    "responses": responses({"200": answer("Your subscriptions (without secrets).",
+                                                          "SubscriptionList")})},
+            "post": {"tags": ["webhooks"], "summary": "Subscribe to webhooks (beta)",
+                     "description": f"{WEBHOOKS_NOTE} The answer carries the signing `secret`, shown only here (and "
+                                    "after a rotation). The URL must be https and resolve to public addresses only. "
+                                    "Events are POSTed there as described under `webhooks`.",
+                     "security": security,
+                     "requestBody": {"required": True, "content": {"application/json": {
+                         "schema": _schema_ref("SubscriptionRequest"), "example": request}}},
+                     "responses": responses({"201": answer("Subscribed; the secret is shown only now.", "Subscription",
+                                                           **location)}, 400, 409, 413, 415)},
+        },
+        "/webhooks/{id}": {
+            "get": {"operationId": "getWebhook", "tags": ["webhooks"], "summary": "Show one webhook subscription",
+                    "description": WEBHOOKS_NOTE, "security": security, "parameters": [subscription_id],
+                    "responses": responses({"200": answer("The subscription (without its secret).", "Subscription")},
+                                           404)},
+            "delete": {"operationId": "deleteWebhook", "tags": ["webhooks"], "summary": "Unsubscribe",
+                       "description": f"{WEBHOOKS_NOTE} Pending deliveries are cancelled.", "security": security,
+                       "parameters": [subscription_id],
+                       "responses": responses({"204": answer("Deleted.", None)}, 404)},
+        },
+        "/webhooks/{id}/rotate": {
+            "post": {"operationId": "rotateWebhookSecret", "tags": ["webhooks"], "summary": "Rotate the signing secret",
+                     "description": f"{WEBHOOKS_NOTE} Issues a new secret; the previous one stays valid for 24 hours "
+                                    "(`previousSecretExpires`), and meanwhile every delivery carries both signatures.",
+                     "security": security, "parameters": [subscription_id],
+                     "responses": responses({"200": answer("The new secret, shown only now.", "Subscription")}, 404)},
+        },
+    }
+
+
+EVENT_OPERATION_ERRORS = (429, 500, 503)
+
+DELIVERY_HEADERS = {
+    "X-Petname-Signature": (("`t=<unix seconds>,v1=<hex>`: HMAC-SHA256 over `<t>.<raw body>` keyed with the secret "
+                            "(the whole `whsec_…` string); two `v1=` values while a rotated secret is still valid."),
+                            {"type": "string", "pattern": "^t=[0-9]+(,v1=[0-9a-f]{64})+$"}),
+    "X-Petname-Event-Id": ("The event's id (also `id` in the body): deduplicate by it.", {"type": "string"}),
+    "X-Petname-Event-Type": ("The event type (also `type` in the body).", {"enum": list(EVENT_TYPES)}),
+    "X-Petname-Attempt": ("1 for the first attempt, 2 for the first retry, …", {"type": "integer", "minimum": 1}),
+    "webhook-id": ("Standard Webhooks: the event's id.", {"type": "string"}),
+    "webhook-timestamp": ("Standard Webhooks: the attempt's time, unix seconds.", {"type": "string"}),
+    "webhook-signature": (("Standard Webhooks: `v1,<base64>` (space-separated when two), verifiable with the "
+                          "`standardwebhooks` libraries and the same secret."), {"type": "string"}),
+}
+
+
+def _webhook_events(slug: str, title: str, base_url: str) -> dict[str, Any]:
+    """The OpenAPI 3.1 `webhooks`: what a subscriber's endpoint receives, and what its answer means."""
+    url = f"{base_url}/names/{slug}/"
+    examples = {
+        "entry.published": {"slug": slug, "title": title, "url": url, "datePublished": "2026-11-22",
+                            "lastReviewed": "2026-11-22", "categories": ["tiere", "klassiker"]},
+        "entry.updated": {"slug": slug, "title": title, "url": url, "lastReviewed": "2026-11-23",
+                          "changes": ["meaning", "faq[1].answer"]},
+        "category.updated": {"slug": "tiere", "title": "Tiere", "url": f"{base_url}/categories/tiere/",
+                             "action": "edited", "changes": [], "added": [slug], "removed": []},
+    }
+    events = {}
+    for event_type, description in EVENT_TYPES.items():
+        schema = "".join(part.capitalize() for part in event_type.split(".")) + "Event"
+        events[event_type] = {"post": {
+            "summary": f"{event_type} (beta)",
+            "description": f"{description} POSTed to every subscription of this type, signed; any 2xx within 10 s "
+                           "is delivered. Otherwise it is tried again after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h "
+                           "and 10 h, then marked failed (the operator can redeliver it). At least once: deduplicate "
+                           "by `id`.",
+            "tags": ["webhooks"],
+            "parameters": [_param(name, "header", header_schema, text, required=True)
+                           for name, (text, header_schema) in DELIVERY_HEADERS.items()],
+            "requestBody": {"required": True, "content": {"application/json": {
+                "schema": _schema_ref(schema),
+                "example": {"id": "evt_3f2a9c1b0d4e5f60718293a4", "type": event_type, "created": "2026-11-23T08:00:00Z",
+                            "data": examples[event_type]}}}},
+            "responses": {
+                "2XX": {"description": "Delivered."},
+                "410": {"description": "Gone: the subscription is disabled and gets no more events."},
+                "default": {"description": "Any other answer, or none within 10 s: a failed attempt, tried again."},
+            },
+        }}
+    return events

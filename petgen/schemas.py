@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from petgen.apierrors import ERROR_CODES
+from petgen.events import EVENT_TYPES, MAX_URL, SUBSCRIBER_URL
 
 SLUG = {"type": "string", "pattern": "^[a-z0-9]+(?:-[a-z0-9]+)*$"}
 DATE = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$", "format": "date"}
@@ -166,6 +167,63 @@ DEFS["Category"] = _object(
      **LICENSE},
     [*CATEGORY_REQUIRED, "names", "license"],
 )
+
+
+# Webhooks (beta): the subscription resources of /webhooks and the bodies of the three events.
+WHEN = {"type": "string", "format": "date-time", "description": "ISO 8601, UTC"}
+EVENT_LIST = {"type": "array", "items": {"enum": list(EVENT_TYPES)}, "minItems": 1, "uniqueItems": True,
+              "description": "the event types delivered to this subscription"}
+SUBSCRIPTION = {
+    "id": {"type": "string", "pattern": "^wh_[a-z2-7]{16}$", "description": "the subscription's id"},
+    "url": {"type": "string", "format": "uri", "pattern": "^https?://", "maxLength": MAX_URL,
+            "description": "where events are POSTed (https; plain http to loopback only in development)"},
+    "events": EVENT_LIST,
+    "description": {"type": "string", "maxLength": 200},
+    "status": {"enum": ["active", "disabled"], "description": "disabled: the endpoint answered 410 Gone"},
+    "created": WHEN,
+    "disabledReason": TEXT,
+    "secret": {"type": "string", "pattern": "^whsec_[A-Za-z0-9+/=]+$",
+               "description": "the signing secret; only in the answers that make it (subscribe, rotate)"},
+    "previousSecretExpires": {**WHEN, "description": "after a rotation: until then deliveries are signed with the "
+                                                     "previous secret too"},
+}
+DEFS["Subscription"] = _object({**SUBSCRIPTION, **LICENSE}, ["id", "url", "events", "description", "status",
+                                                             "created"])
+DEFS["SubscriptionList"] = _object({
+    "items": {"type": "array", "items": {"$ref": "#/$defs/Subscription"}},
+    "total": {"type": "integer", "minimum": 0},
+    **LICENSE,
+}, ["items", "total", "license"])
+DEFS["SubscriptionRequest"] = _object({
+    "url": {"type": "string", "format": "uri", "pattern": SUBSCRIBER_URL, "maxLength": MAX_URL,
+            "description": "your endpoint: https and a host name whose addresses are all public"},
+    "events": {**EVENT_LIST, "description": "the event types to receive (default: all)"},
+    "description": {"type": "string", "maxLength": 200, "description": "a note for yourself"},
+}, ["url"])
+CHANGES = {"type": "array", "items": TEXT,
+           "description": "changed field paths such as `meaning`, `faq[1].answer`, `variants[0]`"}
+NAME_SLUGS = {"type": "array", "items": SLUG}
+DEFS["EntryPublishedData"] = _object({
+    "slug": SLUG, "title": TEXT, "url": URL, "datePublished": DATE, "lastReviewed": DATE, "categories": NAME_SLUGS})
+DEFS["EntryUpdatedData"] = _object({"slug": SLUG, "title": TEXT, "url": URL, "lastReviewed": DATE,
+                                    "changes": CHANGES})
+DEFS["CategoryUpdatedData"] = _object({
+    "slug": SLUG, "title": TEXT, "url": URL,
+    "action": {"enum": ["created", "edited", "deleted"]},
+    "changes": {**CHANGES, "description": "the category's own fields that changed (`title`, `moods[1]` …); all of "
+                                          "them when created, none when only its names changed"},
+    "added": {**NAME_SLUGS, "description": "names that joined the category"},
+    "removed": {**NAME_SLUGS, "description": "names that left it (moved, or no longer published)"},
+})
+for _type, _data in (("entry.published", "EntryPublishedData"), ("entry.updated", "EntryUpdatedData"),
+                     ("category.updated", "CategoryUpdatedData")):
+    DEFS[_data.removesuffix("Data") + "Event"] = _object({
+        "id": {"type": "string", "pattern": "^evt_[0-9a-z_]+$",
+               "description": "the event's id: the same for every attempt and every replica; deduplicate by it"},
+        "type": {"const": _type},
+        "created": {**WHEN, "description": "when the change was derived"},
+        "data": {"$ref": f"#/$defs/{_data}"},
+    }, description=EVENT_TYPES[_type])
 
 
 def referenced(name: str) -> dict[str, dict[str, Any]]:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import logging
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anyio
@@ -16,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from petgen.content import Site
 from petgen.openapi import OPENAPI_VERSION
@@ -36,12 +37,14 @@ from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_re
 from runtime.nonces import NonceCache
 from runtime.params import shown
 from runtime.ratelimit import RateLimitMiddleware
+from runtime.reloader import DistWatcher, Stamp, manifest_stamp
 from runtime.search import BadSearch, parse_search_query, search_results
 from runtime.security import SecurityHeadersMiddleware
 from runtime.settings import Settings
 from runtime.sharedcounter import SharedWindowCounter
 from runtime.sharedstore import SharedStore
 from runtime.static import StaticRoutes, dynamic_file, send_file
+from runtime.webhooks.facility import Webhooks
 
 log = logging.getLogger("petgen.runtime")
 
@@ -87,10 +90,24 @@ class Runtime:
         self.down_reason = ""
         self._next_attempt = 0.0
         self.on_load: list[Callable[[Dist], None]] = []
+        self.loaded_stamp: Stamp | None = None  # the manifest last loaded (or tried): the watcher compares it
+        self._reloading = threading.Lock()  # petgen dev, the watcher, SIGHUP and up() may all reload
         self.reload()
+
+    def when_loaded(self, callback: Callable[[Dist], None]) -> None:
+        """Call `callback` with every dist loaded from now on, and at once with the one loaded already
+        (the first load happens in __init__, before anyone could register)."""
+        self.on_load.append(callback)
+        if self.dist is not None:
+            callback(self.dist)
 
     def reload(self) -> bool:
         """Load the dist; on failure keep serving the previous one (degraded) or stay down."""
+        with self._reloading:
+            return self._reload()
+
+    def _reload(self) -> bool:
+        self.loaded_stamp = manifest_stamp(self.settings.dist)
         try:
             dist = Dist.load(self.settings.dist)
         except DistNotFound as exc:
@@ -153,7 +170,7 @@ class PreparedResponse(Response):
         await send_file(scope, send, self.file)
 
 
-def build_starlette(runtime: Runtime) -> Starlette:
+def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
     def dist() -> Dist:
         assert runtime.dist is not None  # DistGate answers every request while the runtime is down
         return runtime.dist
@@ -227,8 +244,9 @@ def build_starlette(runtime: Runtime) -> Starlette:
             return error_response(405, f"Method {request.method} is not allowed on {path}.", "use GET or HEAD",
                                   headers={"allow": "GET, HEAD"})
         if path == "/webhooks" or path.startswith("/webhooks/"):
-            return error_response(404, "Webhooks (beta) are not open for subscriptions on this server yet.",
-                                  "a subscription can be arranged with the operator; see /docs")
+            return error_response(404, f"No webhook endpoint at {shown(path)}.",
+                                  "the endpoints are /webhooks, /webhooks/{id} and /webhooks/{id}/rotate; see "
+                                  "/docs#webhooks")
         if path.startswith("/.well-known/"):
             return error_response(404, f"No discovery document at {shown(path)}.",
                                   "see /.well-known/api-catalog for the documents this service publishes")
@@ -262,6 +280,7 @@ def build_starlette(runtime: Runtime) -> Starlette:
         Route("/api/categories/{slug}", category, methods=["GET", "HEAD"]),
         Route("/api/names/{slug}/", without_slash, methods=["GET", "HEAD"]),
         Route("/api/categories/{slug}/", without_slash, methods=["GET", "HEAD"]),
+        *extra_routes,  # before the fallbacks of the JSON surfaces (/webhooks)
         *(Route(path, api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
         *(Route(f"{path}/{{rest:path}}", api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
         Route("/ask", ask, methods=["POST"]),
@@ -296,6 +315,11 @@ class PetgenApp:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.runtime = Runtime(settings)
+        self.webhooks = Webhooks.from_settings(settings)
+        self.runtime.when_loaded(self.webhooks.dist_loaded)  # the first start records the baseline
+        self.runtime.health.add_report("webhooks", self.webhooks.report)
+        self.watcher = DistWatcher(settings.dist, self.runtime.reload, lambda: self.runtime.loaded_stamp,
+                                   interval=settings.dist_poll)
         self.starlette = self._build_routes() if self.runtime.dist is not None else None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._mcp_started = False
@@ -347,7 +371,7 @@ class PetgenApp:
 
     def _build_routes(self) -> Starlette:
         with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/logs.py)
-            return build_starlette(self.runtime)
+            return build_starlette(self.runtime, self.webhooks.routes())
 
     async def _starlette(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         assert self.starlette is not None
@@ -361,6 +385,7 @@ class PetgenApp:
             self._mcp_started = True
             await self._tasks.start(self._run_mcp, self.starlette.state.mcp)
 
+
     @staticmethod
     async def _run_mcp(mcp: Any, *, task_status: anyio.abc.TaskStatus[None]) -> None:
         async with mcp.session_manager.run():
@@ -373,6 +398,8 @@ class PetgenApp:
             self._tasks = tasks
             if self.runtime.dist is not None:
                 await self._start_surfaces()
+            await tasks.start(self.webhooks.run)  # the delivery worker
+            await tasks.start(self.watcher.run)  # new builds: SIGHUP and dist/_manifest.json
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown
             tasks.cancel_scope.cancel()

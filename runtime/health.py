@@ -14,15 +14,18 @@ from pathlib import Path
 from petgen.build import is_stale
 
 Probe = Callable[[], str | None]  # a failure detail, or None when all is well
+Report = Callable[[], dict[str, str] | None]  # a whole check ({"status", "detail"?}), or None: not shown
 
 
 class Health:
     def __init__(self, *, interval: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
         self.failing: dict[str, str] = {}
         self.probes: dict[str, Probe] = {}
+        self.reports: dict[str, Report] = {}
         self.interval = interval
         self.clock = clock
         self._probed: dict[str, tuple[float, str | None]] = {}
+        self._reported: dict[str, tuple[float, dict[str, str] | None]] = {}
 
     def fail(self, check: str, detail: str) -> None:
         self.failing[check] = detail
@@ -32,6 +35,10 @@ class Health:
 
     def add_probe(self, check: str, probe: Probe) -> None:
         self.probes[check] = probe
+
+    def add_report(self, check: str, report: Report) -> None:
+        """A check that reports details when ok too (the webhook backlog), or leaves itself out (None)."""
+        self.reports[check] = report
 
     def checks(self) -> dict[str, dict[str, str]]:
         """Every known check: `{"status": "ok"}` or `{"status": "fail", "detail": …}`."""
@@ -43,6 +50,13 @@ class Health:
                 detail = probe()
                 self._probed[name] = (now, detail)
             result[name] = {"status": "fail", "detail": detail} if detail else {"status": "ok"}
+        for name, report in self.reports.items():
+            at, check = self._reported.get(name, (float("-inf"), None))
+            if now - at >= self.interval:
+                check = report()
+                self._reported[name] = (now, check)
+            if check is not None:
+                result[name] = check
         for name, detail in self.failing.items():
             result[name] = {"status": "fail", "detail": detail}
         return dict(sorted(result.items()))
@@ -50,6 +64,7 @@ class Health:
     def forget_probes(self) -> None:
         """Probe again on the next status request (after a reload)."""
         self._probed.clear()
+        self._reported.clear()
 
 
 def content_probe(content_dir: Path, dist_dir: Path) -> Probe:

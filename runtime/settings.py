@@ -6,6 +6,7 @@ import ipaddress
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from runtime.cors import normalise_origin
@@ -84,11 +85,15 @@ class Settings:
     max_connections: int = 1000  # more get a fast 503; 0 turns the cap off
     log_level: str = "info"
     redis_timeout: float = 0.01  # seconds Redis may take to answer before the runtime counts in its own process
+    dist_poll: float = 2.0  # seconds between looks at dist/_manifest.json for a new build; 0: SIGHUP only
+    webhook_retry_scale: float = 1.0  # multiplies the webhook retry delays (0.001 for tests and staging)
+    webhook_allow_loopback: bool = False  # development only: deliveries to loopback, plain http allowed
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
         """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES,
-        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL, PETGEN_REDIS_TIMEOUT_MS."""
+        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL, the timeouts and log level, and those of
+        `environment_only`."""
         env = os.environ if environ is None else environ
         defaults = cls()
         return cls(
@@ -105,8 +110,36 @@ class Settings:
             keepalive_timeout=_seconds(env, "PETGEN_KEEPALIVE_TIMEOUT", defaults.keepalive_timeout),
             max_connections=_int(env, "PETGEN_MAX_CONNECTIONS", defaults.max_connections),
             log_level=_log_level(env, defaults.log_level),
-            redis_timeout=_milliseconds(env, "PETGEN_REDIS_TIMEOUT_MS", defaults.redis_timeout),
+            **environment_only(env),
         )
+
+
+def environment_only(environ: os._Environ[str] | dict[str, str] | None = None) -> dict[str, Any]:
+    """Settings read from the environment only, under `petgen serve` too: PETGEN_DIST_POLL,
+    PETGEN_WEBHOOK_RETRY_SCALE, PETGEN_WEBHOOK_ALLOW_LOOPBACK, PETGEN_REDIS_TIMEOUT_MS."""
+    env = os.environ if environ is None else environ
+    scale = _float(env, "PETGEN_WEBHOOK_RETRY_SCALE", 1.0)
+    if scale <= 0:
+        raise ValueError("PETGEN_WEBHOOK_RETRY_SCALE must be greater than 0 (1 is the real schedule)")
+    loopback = env.get("PETGEN_WEBHOOK_ALLOW_LOOPBACK", "").strip().lower()
+    if loopback not in ("", "0", "1", "true", "false", "yes", "no"):
+        raise ValueError(f"PETGEN_WEBHOOK_ALLOW_LOOPBACK must be 1 or 0, not '{loopback}'")
+    return {"dist_poll": _float(env, "PETGEN_DIST_POLL", 2.0), "webhook_retry_scale": scale,
+            "webhook_allow_loopback": loopback in ("1", "true", "yes"),
+            "redis_timeout": _milliseconds(env, "PETGEN_REDIS_TIMEOUT_MS", Settings.redis_timeout)}
+
+
+def _float(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not '{raw}'") from None
+    if not value >= 0 or value == float("inf"):
+        raise ValueError(f"{name} must be a finite number, not negative")
+    return value
 
 
 def _int(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:

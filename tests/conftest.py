@@ -14,7 +14,8 @@ from petgen.synthetic import write_corpus
 from runtime.app import PetgenApp, create_app
 from runtime.settings import Settings
 
-pytest_plugins = ["tests.redis_server"]  # the real redis-server fixtures: redis_server, redis_url, own_redis
+pytest_plugins = ["tests.redis_server",  # the real redis-server fixtures: redis_server, redis_url, own_redis
+                  "tests.runtime.webhooks.support"]  # receiver: a real webhook receiver on loopback
 
 REPO = Path(__file__).resolve().parent.parent
 TAXONOMY = REPO / "content"
@@ -95,6 +96,14 @@ def cache_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """CLI builds in tests keep their entry cache in the test's directory, never in the checkout."""
     monkeypatch.setenv("PETGEN_CACHE_DIR", str(tmp_path / "cache"))
     return tmp_path / "cache"
+
+
+@pytest.fixture(autouse=True)
+def cwd_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Tests run in their own directory, so the runtime's default state directory (`.petgen`, relative: the
+    webhook store) is created there, never in the checkout, and no test sees another's subscriptions."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
 
 
 @pytest.fixture

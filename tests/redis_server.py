@@ -23,13 +23,14 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, workdir: Path, port: int | None = None) -> None:
+    def __init__(self, workdir: Path, port: int | None = None, *, appendonly: bool = False) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.fail("redis-server is not installed: apt-get install -y redis-server (.ci/run does)")
         self.binary = binary
         self.workdir = workdir
         self.port = port or free_port()
+        self.appendonly = appendonly  # an append-only file fsynced on every write, as production should run it
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -39,7 +40,8 @@ class RedisServer:
     def start(self) -> RedisServer:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
-            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "yes" if self.appendonly else "no", "--appendfsync", "always",
              "--dir", str(self.workdir), "--protected-mode", "yes"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
@@ -66,6 +68,13 @@ class RedisServer:
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
+            self.process.wait(timeout=10)
+        self.process = None
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no last save; only what the append-only file already holds survives."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
             self.process.wait(timeout=10)
         self.process = None
 

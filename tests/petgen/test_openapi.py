@@ -39,9 +39,13 @@ def test_document_is_valid_openapi_3_1(document: dict[str, Any]) -> None:
     validate(document)
     assert document["openapi"] == "3.1.0" and document["info"]["version"] == "1.0.0"
     assert document["servers"] == [{"url": "http://testserver"}]
-    ids = [op["operationId"] for item in document["paths"].values() for op in item.values()]
-    assert sorted(ids) == sorted(["listNames", "getName", "listCategories", "getCategory", "searchNames", "nlAsk",
-                                  "mcpInvoke", "getStatus"])
+    ids = [op.get("operationId") for item in document["paths"].values() for op in item.values()]
+    # the contract's eight, the webhook subscriptions beyond them, and POST /webhooks, which the contract lists
+    # without an operation id
+    assert sorted(ids, key=str) == sorted(["listNames", "getName", "listCategories", "getCategory", "searchNames",
+                                           "nlAsk", "mcpInvoke", "getStatus", "listWebhooks", "getWebhook",
+                                           "deleteWebhook", "rotateWebhookSecret", None], key=str)
+    assert "operationId" not in document["paths"]["/webhooks"]["post"]
 
 
 def test_every_served_route_is_documented_and_every_path_is_served(document: dict[str, Any], dist: Path) -> None:
@@ -54,12 +58,15 @@ def test_every_served_route_is_documented_and_every_path_is_served(document: dic
                     if not NOT_OPERATIONS.match(p) and not p.startswith("/{") and template_of(p, templates) is None]
     # not operations: redirects of a trailing slash, and the catch-alls that answer 404/405 envelopes
     assert undocumented == ["/.well-known", "/api", "/api/categories/{slug}/",
-                            "/api/names/{slug}/", "/api/{rest:path}", "/ask/", "/mcp/", "/openapi.json/{rest:path}",
-                            "/webhooks", "/webhooks/{rest:path}"]
+                            "/api/names/{slug}/", "/api/{rest:path}", "/ask/", "/mcp/", "/openapi.json/{rest:path}"]
     client = TestClient(app, base_url="http://testserver", raise_server_exceptions=False)
     with client:
         for template, item in document["paths"].items():
             for method, operation in item.items():
+                if "security" in operation:  # /webhooks: tests/runtime/webhooks/test_api.py goes through them
+                    response = client.request(method.upper(), template.replace("{id}", "wh_abcdefghijklmnop"))
+                    assert response.status_code == 401 and "401" in operation["responses"], (method, template)
+                    continue
                 path = re.sub(r"\{slug\}", next(p["example"] for p in operation["parameters"] if p["name"] == "slug"),
                               template) if "{" in template else template
                 body = operation.get("requestBody", {}).get("content", {}).get("application/json", {}).get("example")
@@ -214,9 +221,12 @@ def test_parameters_bounds_and_headers(document: dict[str, Any]) -> None:
 def test_docs_page_is_rendered_from_the_document(client: TestClient, document: dict[str, Any]) -> None:
     page = client.get("/docs")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    for item in document["paths"].values():
-        for operation in item.values():
-            assert f'id="{operation["operationId"]}"' in page.text
+    for template, item in document["paths"].items():
+        for method, operation in item.items():
+            anchor = operation.get("operationId") or method + template.replace("/", "-")
+            assert f'id="{anchor}"' in page.text
+    for event in document["webhooks"]:
+        assert f'id="event-{event}"' in page.text
     assert "http://" not in re.sub(r'(href|src)="http://testserver[^"]*"', "", page.text).split("<footer>")[0] \
         .replace("http://testserver", "")  # no assets from other hosts
     assert "<script src" not in page.text
