@@ -12,10 +12,11 @@ import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,11 +44,22 @@ def _answers(url: str) -> bool:
         return False
 
 
-def _wait_until_answering(process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+def _listens(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        return True
+    except OSError:
+        return False
+
+
+def _wait_until(process: subprocess.Popen[bytes], ready: Callable[[], bool], what: str, log: Path) -> None:
+    """Until `ready()`; a process that exits or never gets ready is killed and its log shown."""
     deadline = time.monotonic() + STARTUP
-    while not _answers(url):
+    while not ready():
         if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"{url} did not start:\n{log.read_text(errors='replace')[-3000:]}")
+            process.kill()
+            process.wait(timeout=15)
+            raise RuntimeError(f"{what} did not start:\n{log.read_text(errors='replace')[-3000:]}")
         time.sleep(0.02)
 
 
@@ -67,12 +79,13 @@ class Replica:
 
     def start(self) -> Replica:
         log = self.workdir / f"{self.name}.log"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "runtime.app:create_app", "--factory", "--host", "127.0.0.1",
-             "--port", str(self.port), "--no-proxy-headers", "--no-server-header", "--no-access-log",
-             "--timeout-keep-alive", "5", "--log-level", "warning"],
-            cwd=REPO, env=self.env, stdin=subprocess.DEVNULL, stdout=log.open("ab"), stderr=subprocess.STDOUT)
-        _wait_until_answering(self.process, self.url + "/api/status", log)
+        with log.open("ab") as out:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "uvicorn", "runtime.app:create_app", "--factory", "--host", "127.0.0.1",
+                 "--port", str(self.port), "--no-proxy-headers", "--no-server-header", "--no-access-log",
+                 "--timeout-keep-alive", "5", "--log-level", "warning"],
+                cwd=REPO, env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        _wait_until(self.process, lambda: _answers(self.url + "/api/status"), f"replica {self.name}", log)
         return self
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> None:
@@ -111,10 +124,12 @@ class Nginx:
         conf = self.prefix / "nginx.conf"
         conf.write_text(render_nginx_conf(self.prefix, f"127.0.0.1:{self.port}", self.replicas), encoding="utf-8")
         log = self.prefix / "stderr.log"
-        self.process = subprocess.Popen(
-            [binary, "-p", str(self.prefix), "-c", str(conf), "-e", str(self.prefix / "error.log")],
-            stdin=subprocess.DEVNULL, stdout=log.open("ab"), stderr=subprocess.STDOUT)
-        _wait_until_answering(self.process, self.url + "/robots.txt", log)
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [binary, "-p", str(self.prefix), "-c", str(conf), "-e", str(self.prefix / "error.log")],
+                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+        # listening is enough: its upstreams may be anything (a test's stand-in answers one request only)
+        _wait_until(self.process, lambda: _listens(self.port), "nginx", log)
         return self
 
     def stop(self) -> None:
@@ -127,10 +142,10 @@ class Nginx:
                 self.process.wait(timeout=15)
         self.process = None
 
-    def upstreams(self) -> list[str]:
-        """Per logged request, the replica addresses nginx tried, in order."""
+    def requests(self) -> list[tuple[str, str]]:
+        """Per logged request: its request line, and the replica addresses nginx tried, in order."""
         lines = self.access_log.read_text().splitlines() if self.access_log.exists() else []
-        return [line.split("upstream=", 1)[1].split(" upstream_status=")[0] for line in lines]
+        return [(line.split('"')[1], line.split("upstream=", 1)[1].split(" upstream_status=")[0]) for line in lines]
 
 
 @dataclass
