@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import signal
 import socket
-import time
 import threading
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +160,7 @@ def test_an_event_reaches_the_client_before_the_stream_ends(
 
 
 def poll(stack: Stack, address: str, until: threading.Event, statuses: list[int], path: str = "/api/names/apfel",
-         on_response: Any = None) -> None:
+         on_response: Callable[[], None] | None = None) -> None:
     with client(stack, address) as poller:
         while not until.is_set():
             statuses.append(poller.get(path).status_code)
@@ -213,7 +213,7 @@ def test_a_rolling_restart_drops_nothing(dist: Path, tmp_path: Path) -> None:
         assert {"a down", "a back", "b down", "b back"} <= set(during)
 
 
-def wait_for(condition: Any, futures: list[Any]) -> None:
+def wait_for(condition: Callable[[], bool], futures: list[Future[None]]) -> None:
     """Until `condition()` holds; a poller that failed raises here instead of leaving the test waiting."""
     deadline = time.monotonic() + 60
     while not condition():
