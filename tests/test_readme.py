@@ -17,8 +17,11 @@ def _commands() -> list[str]:
 def test_the_two_commands_use_a_virtual_environment() -> None:
     serve, test = _commands()
     for command in (serve, test):
-        assert command.startswith("python3 -m venv .venv && ")  # stock Debian refuses pip outside a venv
+        assert "python3 -m venv .venv && .venv/bin/pip install" in command  # stock Debian refuses pip outside a venv
         assert " pip install" not in command.replace(".venv/bin/pip install", "")
+    assert serve.startswith("python3 -m venv .venv && ")
+    for service in ("redis-server", "nginx-light", "npm ci --prefix deploy"):  # what the tests start for real
+        assert service in test
     assert serve.endswith("petgen serve") and test.endswith("-m pytest")
 
 
