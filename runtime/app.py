@@ -154,7 +154,7 @@ class Runtime:
         healthy = all(check["status"] == "ok" for check in checks.values())
         return 200, status_resource(site=d.site, status="ok" if healthy else "degraded", timestamp=now,
                                     names=len(d.items), categories=len(d.categories), moods=len(d.moods),
-                                    content_hash=d.source_hash, checks=checks)
+                                    content_hash=d.source_hash, checks=checks, facets=d.facet_counts)
 
 
 class PreparedResponse(Response):

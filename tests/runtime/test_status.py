@@ -33,6 +33,7 @@ def test_ok_has_the_contract_fields(client: TestClient) -> None:
     assert isinstance(body["names"], int) and isinstance(body["categories"], int)
     assert body["version"] == "1.0.0" and body["timestamp"].endswith("Z")
     assert body["license"] == "CC BY 4.0"
+    assert body["facets"]["gender"] == {"sie": 1, "ihn": 1, "alle": 4}  # the facets counted, live as in the build
 
 
 def test_degraded_while_the_content_is_newer_than_the_build(content: Path, dist: Path,
