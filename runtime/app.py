@@ -38,7 +38,7 @@ from runtime.nonces import NonceCache
 from runtime.params import shown
 from runtime.ratelimit import RateLimitMiddleware
 from runtime.reloader import DistWatcher, Stamp, manifest_stamp
-from runtime.search import BadSearch, parse_search_query, search_results
+from runtime.search import parse_search_query, search_results
 from runtime.security import SecurityHeadersMiddleware
 from runtime.settings import Settings
 from runtime.sharedcounter import SharedWindowCounter
@@ -185,7 +185,7 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = ()) ->
     async def search(request: Request) -> Response:
         try:
             q, limit = parse_search_query(request.scope["query_string"].decode("latin-1"))
-        except BadSearch as exc:
+        except BadRequest as exc:
             return error_response(400, exc.message, exc.hint)
         return PreparedResponse(encode(search_results(q, limit, dist())))
 
@@ -329,8 +329,7 @@ class PetgenApp:
         self.shared = (SharedStore(settings.redis_url, health=self.runtime.health, timeout=settings.redis_timeout)
                        if settings.redis_url else None)
         self.bots = BotVerifier(nonces=NonceCache(self.shared), trusted_proxies=settings.trusted_proxies)
-        self.runtime.on_load.append(lambda dist: self.bots.load(dist.bots))
-        self.bots.load(self.runtime.dist.bots if self.runtime.dist is not None else [])
+        self.runtime.when_loaded(lambda dist: self.bots.load(dist.bots))
         self.ratelimit = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
                                              trusted_proxies=settings.trusted_proxies, bots=self.bots)
         if self.shared is not None:

@@ -40,7 +40,7 @@ from runtime.params import shown
 from runtime.search import DEFAULT_LIMIT as SEARCH_DEFAULT
 from runtime.search import MAX_LIMIT as SEARCH_MAX
 from runtime.search import MAX_QUERY as SEARCH_MAX_QUERY
-from runtime.search import BadSearch, search_results
+from runtime.search import search_results
 
 log = logging.getLogger("petgen.runtime")
 
@@ -215,7 +215,7 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
                             "words, e.g. 'maus' or 'little bear'.")
         try:
             return _result(search_results(q, limit, dist()))
-        except BadSearch as exc:  # pragma: no cover - validated above
+        except BadRequest as exc:  # pragma: no cover - validated above
             raise ToolError(f"{exc.message} {exc.hint}") from None
 
     tools = []

@@ -18,20 +18,17 @@ MAX_LIMIT = 50
 MAX_QUERY = 200
 
 
-BadSearch = BadRequest  # the name the MCP tools catch
-
-
 def parse_search_query(query_string: str) -> tuple[str, int]:
     """Validate `q` (required, 2+ characters after trimming) and `limit` (1..50, default 10)."""
     seen = query_params(query_string, SEARCH_PARAMS)
     if "q" not in seen:
-        raise BadSearch("The parameter 'q' is required.", "search like /api/search?q=bärchen")
+        raise BadRequest("The parameter 'q' is required.", "search like /api/search?q=bärchen")
     q = " ".join(seen["q"].split())
     if len(q) < 2:
-        raise BadSearch("The query 'q' must have at least 2 characters after trimming.",
+        raise BadRequest("The query 'q' must have at least 2 characters after trimming.",
                         "type at least two letters, e.g. /api/search?q=ma")
     if len(q) > MAX_QUERY:
-        raise BadSearch(f"The query 'q' must not be longer than {MAX_QUERY} characters.", "shorten the query")
+        raise BadRequest(f"The query 'q' must not be longer than {MAX_QUERY} characters.", "shorten the query")
     limit = whole_number("limit", seen["limit"], 1, MAX_LIMIT, DEFAULT_LIMIT) if "limit" in seen else DEFAULT_LIMIT
     return q, limit
 

@@ -90,13 +90,7 @@ class Replica:
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> None:
         """SIGTERM: uvicorn finishes what is in flight, then exits. SIGKILL: gone at once."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(sig)
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
+        _stop(self.process, sig)
         self.process = None
 
 
@@ -133,13 +127,7 @@ class Nginx:
         return self
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGQUIT)  # graceful: workers finish their requests
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=15)
+        _stop(self.process, signal.SIGQUIT)  # graceful: workers finish their requests
         self.process = None
 
     def requests(self) -> list[tuple[str, str]]:
@@ -193,3 +181,15 @@ def self_hosted(dist: Path, workdir: Path, *, replicas: list[int] | None = None,
         for replica in started:
             replica.stop()
         redis.stop()
+
+
+def _stop(process: subprocess.Popen[bytes] | None, sig: signal.Signals) -> None:
+    """Signal a process that still runs and wait for it; kill it if it takes over 15 s."""
+    if process is None or process.poll() is not None:
+        return
+    process.send_signal(sig)
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait(timeout=15)
