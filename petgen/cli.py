@@ -143,7 +143,13 @@ def _server_options(f):  # type: ignore[no-untyped-def]
                      help="Redis shared by several runtime replicas (rate limits, bot nonces, webhooks), e.g. "
                      "redis://127.0.0.1:6379/0. Default: none, each process keeps its own. [env: PETGEN_REDIS_URL]"),
         click.option("--server", type=click.Choice(["uvicorn", "granian"]), default="uvicorn", show_default=True,
-                     help="ASGI server: uvicorn, or granian (faster; see docs/benchmarks.md)."),
+                     envvar="PETGEN_SERVER", help="ASGI server: uvicorn, or granian (faster; see docs/benchmarks.md). "
+                     "[env: PETGEN_SERVER]"),
+        click.option("--workers", type=click.IntRange(min=1), default=1, envvar="PETGEN_WORKERS", show_default=True,
+                     help="Server processes sharing the port (one per core). [env: PETGEN_WORKERS]"),
+        click.option("--metrics-host", default="127.0.0.1", envvar="PETGEN_METRICS_HOST", show_default=True,
+                     help="Interface of the metrics listener (--metrics-port); keep it off the public network. "
+                     "[env: PETGEN_METRICS_HOST]"),
     ]
     f = _limit_options(f)  # listed after the options above
     for option in reversed(options):
@@ -152,11 +158,12 @@ def _server_options(f):  # type: ignore[no-untyped-def]
 
 
 def _limit_options(f):  # type: ignore[no-untyped-def]
-    """Timeouts, the connection cap and the log level (docs/operations.md), passed on as one `limits` dict
-    of Settings fields."""
-    from runtime.settings import LOG_LEVELS
+    """Timeouts, the connection cap, logging, metrics and allowed hosts (docs/operations.md#settings),
+    passed on as one `limits` dict of Settings fields."""
+    from runtime.settings import LOG_FORMATS, LOG_LEVELS
 
-    names = ("header_timeout", "body_timeout", "keepalive_timeout", "max_connections", "log_level")
+    names = ("header_timeout", "body_timeout", "keepalive_timeout", "graceful_timeout", "max_connections",
+             "log_level", "log_format", "access_log", "metrics_port", "allowed_hosts")
 
     def with_limits(*args, **kwargs):  # type: ignore[no-untyped-def]
         return f(*args, limits={name: kwargs.pop(name) for name in names}, **kwargs)
@@ -171,12 +178,25 @@ def _limit_options(f):  # type: ignore[no-untyped-def]
         click.option("--keepalive-timeout", type=seconds, default=5.0, envvar="PETGEN_KEEPALIVE_TIMEOUT",
                      show_default=True, help="Seconds an idle keep-alive connection stays open. "
                      "[env: PETGEN_KEEPALIVE_TIMEOUT]"),
+        click.option("--graceful-timeout", type=seconds, default=30.0, envvar="PETGEN_GRACEFUL_TIMEOUT",
+                     show_default=True, help="Seconds requests in flight get to finish after SIGTERM. "
+                     "[env: PETGEN_GRACEFUL_TIMEOUT]"),
         click.option("--max-connections", type=click.IntRange(min=0), default=1000, envvar="PETGEN_MAX_CONNECTIONS",
-                     show_default=True, help="Open connections served at once (uvicorn); more get a 503. "
+                     show_default=True, help="Open connections served at once (uvicorn, per worker); more get a 503. "
                      "0: no cap. [env: PETGEN_MAX_CONNECTIONS]"),
         click.option("--log-level", type=click.Choice(LOG_LEVELS), default="info",
                      envvar="PETGEN_LOG_LEVEL", show_default=True, help="Least severe log level printed. "
                      "[env: PETGEN_LOG_LEVEL]"),
+        click.option("--log-format", type=click.Choice(LOG_FORMATS), default="text", envvar="PETGEN_LOG_FORMAT",
+                     show_default=True, help="One plain line or one JSON object per event. [env: PETGEN_LOG_FORMAT]"),
+        click.option("--access-log/--no-access-log", default=True, envvar="PETGEN_ACCESS_LOG", show_default=True,
+                     help="One log line per request. [env: PETGEN_ACCESS_LOG=1|0]"),
+        click.option("--metrics-port", type=click.IntRange(0, 65535), default=0, envvar="PETGEN_METRICS_PORT",
+                     show_default=True, help="Serve Prometheus metrics on this port of --metrics-host, apart from the "
+                     "public port; 0: no metrics. [env: PETGEN_METRICS_PORT]"),
+        click.option("--allow-host", "allowed_hosts", multiple=True, envvar="PETGEN_ALLOWED_HOSTS",
+                     help="A public Host (host[:port]) /mcp answers besides the base URL's; repeatable. "
+                     "[env: PETGEN_ALLOWED_HOSTS, comma-separated]"),
     ]
     for option in reversed(options):
         with_limits = option(with_limits)
@@ -186,7 +206,8 @@ def _limit_options(f):  # type: ignore[no-untyped-def]
 def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[no-untyped-def]
               trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...] = (), content_dir: Path | None = None,
               redis_url: str | None = None, limits: dict[str, object] | None = None):
-    from runtime.settings import Settings, environment_only, parse_networks, parse_origins, parse_redis_url
+    from runtime.settings import (Settings, environment_only, parse_hosts, parse_networks, parse_origins,
+                                  parse_redis_url)
 
     try:
         networks = parse_networks(list(trusted_proxies))
@@ -200,6 +221,11 @@ def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[
         redis = parse_redis_url(redis_url)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--redis-url") from None
+    limits = dict(limits or {})
+    try:
+        limits["allowed_hosts"] = parse_hosts(list(limits.get("allowed_hosts", ())))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--allow-host") from None
     content = content_dir if content_dir is not None and content_dir.is_dir() else None  # /api/status compares
     try:
         from_environment = environment_only()  # PETGEN_DIST_POLL, PETGEN_WEBHOOK_*, PETGEN_REDIS_TIMEOUT_MS
@@ -207,7 +233,7 @@ def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[
         raise click.ClickException(str(exc)) from None
     return Settings(dist=dist_dir, content=content, state_dir=state_dir, rate_limit=rate_limit,
                     trusted_proxies=networks, allowed_origins=origins, redis_url=redis, **from_environment,
-                    **(limits or {}))  # type: ignore[arg-type]
+                    **limits)  # type: ignore[arg-type]
 
 
 def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: Path | None = None) -> None:
@@ -243,29 +269,32 @@ def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: P
         click.echo(result.summary())
 
 
-def _run(app, host: str, port: int, server: str, settings) -> None:  # type: ignore[no-untyped-def]
+def _run(host: str, port: int, server: str, settings, workers: int = 1,  # type: ignore[no-untyped-def]
+         metrics_host: str = "127.0.0.1", app=None) -> None:
+    """Serve under `server` with `workers` processes (each loads the app from the environment that
+    `settings.to_env()` writes), or in this process when one uvicorn worker will do (`app`, if given,
+    is served as it is: `petgen dev` reloads it)."""
     from runtime.logs import configure_logging
 
-    configure_logging(settings.log_level)
-    click.echo(f"Serving {settings.dist} on http://{host}:{port} (rate limit: "
-               f"{settings.rate_limit or 'off'}/min, server: {server})")
+    configure_logging(settings.log_level, settings.log_format)
+    if app is None:
+        _start_metrics(settings, metrics_host)
+    click.echo(f"Serving {settings.dist} on http://{host}:{port} (rate limit: {settings.rate_limit or 'off'}/min, "
+               f"server: {server}, workers: {workers}"
+               + (f", metrics: http://{metrics_host}:{settings.metrics_port}/metrics" if settings.metrics_port else "")
+               + ")")
     if server == "granian":
         from granian.constants import HTTPModes, Interfaces
         from granian.http import HTTP1Settings
         from granian.server import Server
 
-        env = {"PETGEN_DIST": str(settings.dist), "PETGEN_STATE_DIR": str(settings.state_dir),
-               "PETGEN_RATE_LIMIT": str(settings.rate_limit),
-               "PETGEN_TRUSTED_PROXIES": ",".join(str(n) for n in settings.trusted_proxies),
-               "PETGEN_ALLOWED_ORIGINS": ",".join(settings.allowed_origins),
-               "PETGEN_CONTENT": str(settings.content or ""), "PETGEN_REDIS_URL": settings.redis_url or "",
-               "PETGEN_BODY_TIMEOUT": str(settings.body_timeout), "PETGEN_LOG_LEVEL": settings.log_level}
-        os.environ.update(env)
+        os.environ.update(settings.to_env())
         # granian's one timeout, header_read_timeout, also closes idle keep-alive connections; it runs from the
         # connect only in HTTP/1 mode (its HTTP/1-or-2 detection waits for a silent client forever). No
-        # connection cap: docs/operations.md.
+        # connection cap: docs/operations.md. Its logging stays off: each worker's runtime configures its own.
         Server("runtime.app:create_app", address=host, port=port, interface=Interfaces.ASGI, factory=True,
-               log_access=False, log_level=settings.log_level, http=HTTPModes.http1,
+               workers=workers, log_enabled=False, log_access=False, http=HTTPModes.http1,
+               workers_kill_timeout=max(1, round(settings.graceful_timeout)),
                http1_settings=HTTP1Settings(header_read_timeout=round(settings.header_timeout * 1000))).serve()
         return
     import uvicorn
@@ -273,7 +302,27 @@ def _run(app, host: str, port: int, server: str, settings) -> None:  # type: ign
     from runtime.connections import ensure_open_files
 
     ensure_open_files(settings)
-    uvicorn.run(app, **uvicorn_options(host, port, settings))
+    if workers == 1:
+        from runtime.app import create_app
+
+        uvicorn.run(app or create_app(settings), **uvicorn_options(host, port, settings))
+        return
+    os.environ.update(settings.to_env())
+    uvicorn.run("runtime.app:create_app", factory=True, workers=workers,
+                **{**uvicorn_options(host, port, settings), "http": "runtime.connections:EnvHttpProtocol"})
+
+
+def _start_metrics(settings, host: str) -> None:  # type: ignore[no-untyped-def]
+    """The Prometheus listener, before any app exists (its metrics write to the directory made here)."""
+    if settings.metrics_port:
+        from runtime.metrics import prepare, serve_metrics
+
+        prepare(settings.state_dir)
+        try:
+            serve_metrics(host, settings.metrics_port)
+        except OSError as exc:
+            raise click.ClickException(f"cannot listen for metrics on {host}:{settings.metrics_port}: "
+                                       f"{exc.strerror or exc}") from None
 
 
 def uvicorn_options(host: str, port: int, settings=None) -> dict[str, object]:  # type: ignore[no-untyped-def]
@@ -287,28 +336,27 @@ def uvicorn_options(host: str, port: int, settings=None) -> dict[str, object]:  
     settings = settings or Settings()
     return {"host": host, "port": port, "log_level": settings.log_level, "log_config": None, "access_log": False,
             "server_header": False, "proxy_headers": False, "http": http_protocol(settings),
-            "timeout_keep_alive": settings.keepalive_timeout, "limit_concurrency": limit_concurrency(settings)}
+            "timeout_keep_alive": settings.keepalive_timeout, "limit_concurrency": limit_concurrency(settings),
+            "timeout_graceful_shutdown": settings.graceful_timeout}
 
 
 @cli.command()
 @_server_options
 def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str | None, state_dir: Path,
           rate_limit: int, trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...], redis_url: str | None,
-          server: str, limits: dict[str, object]) -> None:
+          server: str, workers: int, metrics_host: str, limits: dict[str, object]) -> None:
     """Serve the API and pages (building first when dist is missing or stale)."""
-    from runtime.app import create_app
-
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
                          redis_url, limits)  # no build
     _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}", state_dir / "cache")
-    _run(create_app(settings) if server == "uvicorn" else None, host, port, server, settings)
+    _run(host, port, server, settings, workers, metrics_host)
 
 
 @cli.command()
 @_server_options
 def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str | None, state_dir: Path,
         rate_limit: int, trusted_proxies: tuple[str, ...], allowed_origins: tuple[str, ...], redis_url: str | None,
-        server: str, limits: dict[str, object]) -> None:
+        server: str, workers: int, metrics_host: str, limits: dict[str, object]) -> None:
     """Build, serve, and rebuild on every content change; the server reloads the new dist in place."""
     from watchfiles import watch
 
@@ -318,7 +366,10 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
     url = base_url or f"http://{host}:{port}"
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
                          redis_url, limits)  # no build
+    if workers != 1:
+        raise click.BadParameter("petgen dev runs one process (it reloads the dist in place)", param_hint="--workers")
     _ensure_built(content_dir, dist_dir, url, state_dir / "cache")
+    _start_metrics(settings, metrics_host)
     app = create_app(settings)
     stop = threading.Event()
 
@@ -342,7 +393,7 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
     watcher = threading.Thread(target=rebuild_on_change, name="petgen-watch", daemon=True)
     watcher.start()
     try:
-        _run(app, host, port, "uvicorn", settings)
+        _run(host, port, "uvicorn", settings, app=app)
     finally:
         stop.set()
 

@@ -30,7 +30,7 @@ RAW_SECURITY_HEADERS: list[tuple[bytes, bytes]] = [(name.lower().encode(), value
 # CORS: the response headers a browser script may read, the same on the CDN (`_headers`) and from the
 # runtime (runtime/cors.py), and the request headers a preflight allows.
 CORS_EXPOSED = ("ETag, Link, Location, Retry-After, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, "
-                "RateLimit, RateLimit-Policy, X-Petname-Bot, Mcp-Session-Id")
+                "RateLimit, RateLimit-Policy, X-Petname-Bot, X-Request-Id, Mcp-Session-Id")
 CORS_ALLOWED_HEADERS = ("Accept, Authorization, Content-Type, If-None-Match, Prefer, prefer.streaming, Last-Event-ID, "
                         "Mcp-Session-Id, MCP-Protocol-Version, Mcp-Method, Mcp-Name, Signature, Signature-Input, "
-                        "Signature-Agent")
+                        "Signature-Agent, X-Request-Id")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -33,8 +34,10 @@ from runtime.health import Health, content_probe
 from runtime.logs import ensure_logging, root_logger_kept
 from runtime.mcp import build_mcp, mcp_routes
 from runtime.mcp_transport import McpErrorEnvelope
+from runtime.metrics import ENV as METRICS_DIR, Metrics
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
 from runtime.nonces import NonceCache
+from runtime.observe import Observed
 from runtime.params import shown
 from runtime.ratelimit import RateLimitMiddleware
 from runtime.reloader import DistWatcher, Stamp, manifest_stamp
@@ -296,7 +299,7 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = ()) ->
     ]
     mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
     routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url, runtime.settings.allowed_origins,  # before the
-                               runtime.dist.manifest.get("runtime_origin"))  # catch-all
+                               runtime.dist.manifest.get("runtime_origin"), runtime.settings.allowed_hosts)  # catch-all
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error,
                                                        ClientDisconnect: client_gone})
@@ -338,8 +341,36 @@ class PetgenApp:
         self.cors = CORSMiddleware(McpErrorEnvelope(self.ratelimit), allowed_origins=settings.allowed_origins,
                                    post_paths=POST_PATHS)
         self.asgi = SecurityHeadersMiddleware(self.cors)  # around everything: preflights and 429s included
+        self.metrics = self._metrics()
+        # Outermost, the fast lane included: request id, access log, metrics (runtime/observe.py).
+        self.observed = Observed(self._serve, trusted_proxies=settings.trusted_proxies, access=settings.access_log,
+                                 metrics=self.metrics)
+
+    def _metrics(self) -> Metrics | None:
+        """The metrics of this process, when `petgen serve` runs a metrics listener (runtime/metrics.py)."""
+        if not self.settings.metrics_port:
+            return None
+        if not os.environ.get(METRICS_DIR):
+            log.warning("metrics are off: PETGEN_METRICS_PORT needs `petgen serve`, which runs the listener")
+            return None
+        metrics = Metrics()
+        self.runtime.health.on_change.append(metrics.check_changed)
+        loaded = [0]
+
+        def dist_loaded(dist: Dist) -> None:
+            metrics.dist_loaded(len(dist.items), first=not loaded[0])
+            loaded[0] += 1
+
+        self.runtime.when_loaded(dist_loaded)
+        return metrics
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        await self.observed(scope, receive, send)
+
+    async def _serve(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         """Fast lane for static GET/HEAD (the hot path): the same headers as the middleware stack adds,
         without a wrapper per middleware; everything else goes through the stack."""
         if scope["type"] == "http" and scope["method"] in FAST_METHODS and scope["path"] not in DYNAMIC_PATHS:
@@ -355,9 +386,6 @@ class PetgenApp:
                     extra = cors + limits
                 await send_file(scope, send, file, extra=extra)
                 return
-        if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
-            return
         await self.asgi(scope, receive, send)
 
     async def _when_up(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
@@ -435,5 +463,5 @@ def create_app(settings: Settings | None = None) -> PetgenApp:
     variables and set up logging unless the server did."""
     if settings is None:
         settings = Settings.from_env()
-        ensure_logging(settings.log_level)
+        ensure_logging(settings.log_level, settings.log_format)
     return PetgenApp(settings)

@@ -173,3 +173,11 @@ def ensure_open_files(settings: Settings) -> None:
     if new < wanted:
         log.warning("open-file limit %d is below max_connections + %d; a flood will meet the file limit first",
                     new, FILES_BESIDES_CONNECTIONS)
+
+
+def __getattr__(name: str) -> type[asyncio.Protocol]:
+    """`runtime.connections:EnvHttpProtocol`, the protocol class of a worker process that uvicorn starts
+    (`petgen serve --workers N`): configured from the environment the main process handed down."""
+    if name == "EnvHttpProtocol":
+        return http_protocol(Settings.from_env())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

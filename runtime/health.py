@@ -26,12 +26,19 @@ class Health:
         self.clock = clock
         self._probed: dict[str, tuple[float, str | None]] = {}
         self._reported: dict[str, tuple[float, dict[str, str] | None]] = {}
+        self.on_change: list[Callable[[str, bool], None]] = []  # (check, failing) when a set check flips (metrics)
 
     def fail(self, check: str, detail: str) -> None:
+        flipped = check not in self.failing
         self.failing[check] = detail
+        if flipped:
+            for listener in self.on_change:
+                listener(check, True)
 
     def recover(self, check: str) -> None:
-        self.failing.pop(check, None)
+        if self.failing.pop(check, None) is not None:
+            for listener in self.on_change:
+                listener(check, False)
 
     def add_probe(self, check: str, probe: Probe) -> None:
         self.probes[check] = probe

@@ -10,11 +10,15 @@ factory, and `root_logger_kept()` around code that would change it.
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import logging
 import sys
 from collections.abc import Iterator
 
+import orjson
+
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+LOG_FORMATS = ("text", "json")
 # uvicorn's loggers carry their own handlers when uvicorn configures them; ours go through the root.
 SERVER_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.asgi")
 
@@ -27,10 +31,27 @@ class OneLineFormatter(logging.Formatter):
         return super().format(record).replace("\n", " | ")
 
 
-def configure_logging(level: str = "info") -> None:
-    """Send every record at `level` or above to stderr, one plain line each; replace any root handler."""
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time (UTC, ISO 8601), level, logger, message, the traceback as `error`
+    if there is one, and an access line's fields under `access` (runtime/observe.py)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, object] = {
+            "time": dt.datetime.fromtimestamp(record.created, dt.timezone.utc).isoformat(timespec="milliseconds"),
+            "level": record.levelname, "logger": record.name, "message": record.getMessage()}
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        access = getattr(record, "access", None)
+        if access is not None:
+            line["access"] = access
+        return orjson.dumps(line).decode()
+
+
+def configure_logging(level: str = "info", log_format: str = "text") -> None:
+    """Send every record at `level` or above to stderr, one line each (plain text or JSON); replace any
+    root handler."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(OneLineFormatter(FORMAT))
+    handler.setFormatter(JsonFormatter() if log_format == "json" else OneLineFormatter(FORMAT))
     root = logging.getLogger()
     for old in root.handlers[:]:
         root.removeHandler(old)
@@ -45,10 +66,10 @@ def configure_logging(level: str = "info") -> None:
     logging.getLogger("mcp").setLevel(logging.DEBUG if level.lower() == "debug" else logging.WARNING)
 
 
-def ensure_logging(level: str = "info") -> None:
+def ensure_logging(level: str = "info", log_format: str = "text") -> None:
     """Configure logging unless the host process already did (a bare `create_app()` under an ASGI server)."""
     if not logging.getLogger().handlers:
-        configure_logging(level)
+        configure_logging(level, log_format)
 
 
 @contextlib.contextmanager

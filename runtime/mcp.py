@@ -297,10 +297,11 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
 
 
 def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str] = (),
-               runtime_origin: str | None = None) -> list[BaseRoute]:
+               runtime_origin: str | None = None, allowed_hosts: Collection[str] = ()) -> list[BaseRoute]:
     """The SDK's Streamable HTTP endpoint at /mcp (stateless, JSON) behind `McpEndpoint`, which checks Host,
     Origin, Content-Type, Accept and the JSON-RPC envelope itself and answers each refusal as JSON-RPC.
-    Its Host check allows the host of `base_url` and that of `runtime_origin` (where a CDN proxies /mcp to)."""
+    Its Host check allows the host of `base_url`, that of `runtime_origin` (where a CDN proxies /mcp to) and
+    the operator's `allowed_hosts` (--allow-host)."""
     # The SDK's own Host/Origin check answers in plain text and refuses every foreign Origin; McpEndpoint
     # does both checks instead (Origin only when the operator restricted origins).
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -317,7 +318,8 @@ def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str
     for route in app.routes:
         if isinstance(route, Route) and route.path == "/mcp":
             route = Route("/mcp", McpEndpoint(route.app, public_netloc=netloc, allowed_origins=allowed_origins,
-                                              origin_netloc=origin_netloc), methods=["POST"])
+                                              other_netlocs=(*((origin_netloc,) if origin_netloc else ()),
+                                                             *allowed_hosts)), methods=["POST"])
         routes.append(route)
     return routes
 

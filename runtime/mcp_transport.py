@@ -105,11 +105,12 @@ class McpEndpoint:
     """The checks above, then the SDK's Streamable HTTP app with the body it can take."""
 
     def __init__(self, app: Callable[..., Any], *, public_netloc: str, allowed_origins: Collection[str] = (),
-                 origin_netloc: str | None = None) -> None:
+                 other_netlocs: Collection[str] = ()) -> None:
         self.app = app
         self.public_netloc = public_netloc
-        # The runtime's own address behind a CDN: a proxy (Netlify's) sends its Host, not the public one.
-        self.netlocs = (public_netloc, *((origin_netloc,) if origin_netloc else ()))
+        # Also the runtime's own address behind a CDN (a proxy such as Netlify's sends its Host, not the public
+        # one) and the hosts the operator allowed.
+        self.netlocs = (public_netloc, *other_netlocs)
         self.allowed_origins = frozenset(normalise_origin(origin) for origin in allowed_origins)
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:

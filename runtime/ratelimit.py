@@ -143,6 +143,9 @@ def is_trusted(address: str, trusted: tuple[Network, ...]) -> bool:
     return any(ip in net for net in trusted)
 
 
+RATE_KEY = "petgen.rate_key"  # the scope entry naming the budget a request counted against
+
+
 class CountStore(Protocol):
     async def hit(self, key: str, limit: int) -> Decision: ...  # see runtime/sharedcounter.py
 
@@ -202,6 +205,7 @@ class RateLimitMiddleware:
             key, limit, policy = f"bot:{bot.name}", bot.quota, self._policy(BOT_POLICY, bot.quota)
         else:
             key, limit, policy = client_ip(scope, self.trusted), self.limit, self.ip_policy
+        scope[RATE_KEY] = key  # for the access log (runtime/observe.py)
         if self.shared is None:
             allowed, left, resets, retry = self.store.count(key, limit)
         else:

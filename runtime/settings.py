@@ -13,6 +13,7 @@ from runtime.cors import normalise_origin
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 LOG_LEVELS = ("debug", "info", "warning", "error")
+LOG_FORMATS = ("text", "json")
 
 
 def parse_networks(values: str | list[str] | tuple[str, ...]) -> tuple[Network, ...]:
@@ -51,6 +52,26 @@ def parse_origins(values: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return tuple(origins)
 
 
+def parse_hosts(values: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """Parse public host names (`api.example`, `api.example:8443`, `[::1]:8000`), comma- or space-separated
+    or a list; lowercased; raise ValueError naming the bad one."""
+    if isinstance(values, str):
+        values = [values]
+    hosts = []
+    for value in (v for item in values for v in item.replace(",", " ").split()):
+        parts = urlsplit(f"//{value}")
+        try:
+            parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+            valid = bool(parts.hostname) and not (parts.username or parts.password or parts.path or parts.query
+                                                  or parts.fragment)
+        except ValueError:
+            valid = False
+        if not valid:
+            raise ValueError(f"'{value}' is not a host: write host or host:port, e.g. api.example.org")
+        hosts.append(value.lower())
+    return tuple(hosts)
+
+
 def parse_redis_url(value: str | None) -> str | None:
     """`redis://[user:password@]host[:port][/db]`, `rediss://…` (TLS) or `unix:///path`; empty: none."""
     if not value or not value.strip():
@@ -76,6 +97,7 @@ class Settings:
     trusted_proxies: tuple[Network, ...] = field(default_factory=tuple)
     max_body: int = 64 * 1024  # bytes
     allowed_origins: tuple[str, ...] = ()  # origins a browser may call from; empty: any (CORS `*`)
+    allowed_hosts: tuple[str, ...] = ()  # Host headers /mcp answers besides the base URL's and the runtime origin's
     redis_url: str | None = None  # the shared store of several replicas (rate limits, bot nonces, webhooks)
     # Slow and idle clients, and logging (docs/operations.md; env: PETGEN_HEADER_TIMEOUT, PETGEN_BODY_TIMEOUT,
     # PETGEN_KEEPALIVE_TIMEOUT, PETGEN_MAX_CONNECTIONS, PETGEN_LOG_LEVEL). Timeouts in seconds; connections per process.
@@ -84,6 +106,10 @@ class Settings:
     keepalive_timeout: float = 5.0  # an idle keep-alive connection is closed after this
     max_connections: int = 1000  # more get a fast 503; 0 turns the cap off
     log_level: str = "info"
+    log_format: str = "text"  # or "json": one object per line
+    access_log: bool = True  # one line per request (runtime/observe.py)
+    metrics_port: int = 0  # the Prometheus listener's port (petgen serve runs it); 0: no metrics
+    graceful_timeout: float = 30.0  # seconds in-flight requests get to finish after SIGTERM
     redis_timeout: float = 0.01  # seconds Redis may take to answer before the runtime counts in its own process
     dist_poll: float = 2.0  # seconds between looks at dist/_manifest.json for a new build; 0: SIGHUP only
     webhook_retry_scale: float = 1.0  # multiplies the webhook retry delays (0.001 for tests and staging)
@@ -109,9 +135,33 @@ class Settings:
             body_timeout=_seconds(env, "PETGEN_BODY_TIMEOUT", defaults.body_timeout),
             keepalive_timeout=_seconds(env, "PETGEN_KEEPALIVE_TIMEOUT", defaults.keepalive_timeout),
             max_connections=_int(env, "PETGEN_MAX_CONNECTIONS", defaults.max_connections),
-            log_level=_log_level(env, defaults.log_level),
+            log_level=_choice(env, "PETGEN_LOG_LEVEL", LOG_LEVELS, defaults.log_level),
+            allowed_hosts=parse_hosts(env.get("PETGEN_ALLOWED_HOSTS", "")),
+            log_format=_choice(env, "PETGEN_LOG_FORMAT", LOG_FORMATS, defaults.log_format),
+            access_log=_flag(env, "PETGEN_ACCESS_LOG", defaults.access_log),
+            metrics_port=_int(env, "PETGEN_METRICS_PORT", defaults.metrics_port),
+            graceful_timeout=_seconds(env, "PETGEN_GRACEFUL_TIMEOUT", defaults.graceful_timeout),
             **environment_only(env),
         )
+
+    def to_env(self) -> dict[str, str]:
+        """The environment `from_env` reads back as these settings: what `petgen serve` hands its worker
+        processes."""
+        return {
+            "PETGEN_DIST": str(self.dist), "PETGEN_CONTENT": str(self.content or ""),
+            "PETGEN_STATE_DIR": str(self.state_dir), "PETGEN_RATE_LIMIT": str(self.rate_limit),
+            "PETGEN_TRUSTED_PROXIES": ",".join(str(n) for n in self.trusted_proxies),
+            "PETGEN_MAX_BODY": str(self.max_body), "PETGEN_ALLOWED_ORIGINS": ",".join(self.allowed_origins) or "*",
+            "PETGEN_ALLOWED_HOSTS": ",".join(self.allowed_hosts), "PETGEN_REDIS_URL": self.redis_url or "",
+            "PETGEN_HEADER_TIMEOUT": repr(self.header_timeout), "PETGEN_BODY_TIMEOUT": repr(self.body_timeout),
+            "PETGEN_KEEPALIVE_TIMEOUT": repr(self.keepalive_timeout),
+            "PETGEN_MAX_CONNECTIONS": str(self.max_connections), "PETGEN_LOG_LEVEL": self.log_level,
+            "PETGEN_LOG_FORMAT": self.log_format, "PETGEN_ACCESS_LOG": "1" if self.access_log else "0",
+            "PETGEN_METRICS_PORT": str(self.metrics_port), "PETGEN_GRACEFUL_TIMEOUT": repr(self.graceful_timeout),
+            "PETGEN_DIST_POLL": repr(self.dist_poll), "PETGEN_WEBHOOK_RETRY_SCALE": repr(self.webhook_retry_scale),
+            "PETGEN_WEBHOOK_ALLOW_LOOPBACK": "1" if self.webhook_allow_loopback else "0",
+            "PETGEN_REDIS_TIMEOUT_MS": str(round(self.redis_timeout * 1000)),
+        }
 
 
 def environment_only(environ: os._Environ[str] | dict[str, str] | None = None) -> dict[str, Any]:
@@ -121,11 +171,8 @@ def environment_only(environ: os._Environ[str] | dict[str, str] | None = None) -
     scale = _float(env, "PETGEN_WEBHOOK_RETRY_SCALE", 1.0)
     if scale <= 0:
         raise ValueError("PETGEN_WEBHOOK_RETRY_SCALE must be greater than 0 (1 is the real schedule)")
-    loopback = env.get("PETGEN_WEBHOOK_ALLOW_LOOPBACK", "").strip().lower()
-    if loopback not in ("", "0", "1", "true", "false", "yes", "no"):
-        raise ValueError(f"PETGEN_WEBHOOK_ALLOW_LOOPBACK must be 1 or 0, not '{loopback}'")
     return {"dist_poll": _float(env, "PETGEN_DIST_POLL", 2.0), "webhook_retry_scale": scale,
-            "webhook_allow_loopback": loopback in ("1", "true", "yes"),
+            "webhook_allow_loopback": _flag(env, "PETGEN_WEBHOOK_ALLOW_LOOPBACK", False),
             "redis_timeout": _milliseconds(env, "PETGEN_REDIS_TIMEOUT_MS", Settings.redis_timeout)}
 
 
@@ -168,11 +215,20 @@ def _seconds(env: os._Environ[str] | dict[str, str], name: str, default: float) 
     return value
 
 
-def _log_level(env: os._Environ[str] | dict[str, str], default: str) -> str:
-    value = (env.get("PETGEN_LOG_LEVEL") or default).lower()
-    if value not in LOG_LEVELS:
-        raise ValueError(f"PETGEN_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not '{value}'")
+def _choice(env: os._Environ[str] | dict[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+    value = (env.get(name) or default).strip().lower()
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}, not '{value}'")
     return value
+
+
+def _flag(env: os._Environ[str] | dict[str, str], name: str, default: bool) -> bool:
+    value = env.get(name, "").strip().lower()
+    if value == "":
+        return default
+    if value not in ("0", "1", "true", "false", "yes", "no", "on", "off"):
+        raise ValueError(f"{name} must be 1 or 0, not '{value}'")
+    return value in ("1", "true", "yes", "on")
 
 
 def _milliseconds(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:

@@ -67,11 +67,12 @@ def test_every_manifest_route_is_served(client: TestClient, dist: Path) -> None:
 def test_fast_lane_sends_what_the_middleware_stack_sends(dist: Path) -> None:
     """Static GET/HEAD take a shortcut past the middleware; the answer must not differ."""
     from runtime.app import create_app
+    from runtime.observe import Observed
     from runtime.settings import Settings
 
     app = create_app(Settings(dist=dist, rate_limit=60))
     fast = TestClient(app, base_url="http://testserver")
-    slow = TestClient(app.asgi, base_url="http://testserver")  # the full stack, no fast lane
+    slow = TestClient(Observed(app.asgi), base_url="http://testserver")  # the full stack, no fast lane
     for path in ("/api/names/apfel", "/names/apfel/", "/api/categories"):
         a, b = fast.get(path), slow.get(path)
         assert a.status_code == b.status_code == 200
