@@ -111,8 +111,9 @@ def serve(server: str, dist: Path, port: int, log: Path, env: dict[str, str]) ->
     """The runtime under `server` (one worker) on `port`, its output appended to `log`."""
     command = [sys.executable, "-m", server, "--host", "127.0.0.1", "--port", str(port), *SERVERS[server]]
     with log.open("ab") as out:
-        proc = subprocess.Popen(command, env={**os.environ, "PETGEN_DIST": str(dist), **env}, stdout=out,
-                                stderr=out, start_new_session=True)
+        # The access log off in every configuration: what differs between them is the limiter alone.
+        proc = subprocess.Popen(command, env={**os.environ, "PETGEN_DIST": str(dist), "PETGEN_ACCESS_LOG": "0", **env},
+                                stdout=out, stderr=out, start_new_session=True)
     wait_for(port)
     return proc
 

@@ -4,8 +4,8 @@
 
 One run, one machine, loopback only: builds the bundled content into a temporary dist, then
 measures in turn nginx (Debian's, `worker_processes auto`, serving the hashed file for the clean
-URL with the same Cache-Control/CORS headers), the runtime under uvicorn, and under granian with
-one and with two workers. wrk (1 thread) drives each for --duration seconds after a warm-up; the
+URL with the same Cache-Control/CORS headers) and the runtime as `petgen serve` under uvicorn and
+under granian, each with one and with two workers. wrk (1 thread) drives each for --duration seconds after a warm-up; the
 runtime's rate limiter is off (`--rate-limit 0`), all its other headers are on.
 """
 
@@ -99,20 +99,17 @@ def main() -> None:
         finally:
             stop(proc)
 
-        env = {"PETGEN_DIST": str(dist), "PETGEN_RATE_LIMIT": "0"}
-        servers = [
-            ("runtime, uvicorn (1 worker)", [sys.executable, "-m", "uvicorn", "--factory", "runtime.app:create_app",
-                                             "--no-access-log", "--log-level", "warning"]),
-            ("runtime, granian (1 worker)", [sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
-                                             "--no-ws", "--log-level", "warning", "runtime.app:create_app"]),
-            ("runtime, granian (2 workers)", [sys.executable, "-m", "granian", "--interface", "asgi", "--factory",
-                                              "--no-ws", "--workers", "2", "--log-level", "warning",
-                                              "runtime.app:create_app"]),
-        ]
+        # Exactly as docs/operations.md tells an operator to run it, with no access log and no rate limit,
+        # like nginx here (`access_log off`): the same work on both sides.
+        serve = [sys.executable, "-m", "petgen", "serve", "--dist", str(dist), "--content", str(root / "none"),
+                 "--base-url", "http://127.0.0.1", "--state-dir", str(root / "state"), "--no-access-log",
+                 "--rate-limit", "0", "--log-level", "warning"]
+        servers = [(f"petgen serve --server {server} --workers {workers}",
+                    [*serve, "--server", server, "--workers", str(workers)])
+                   for server, workers in (("uvicorn", 1), ("granian", 1), ("uvicorn", 2), ("granian", 2))]
         for name, command in servers:
             port = free_port()
-            flags = ["--host", "127.0.0.1", "--port", str(port)]
-            proc = run_server(command[:3] + flags + command[3:], port, env)
+            proc = run_server([*command, "--host", "127.0.0.1", "--port", str(port)], port)
             try:
                 results.append((name, wrk(f"http://127.0.0.1:{port}{route}", args.duration, args.connections)))
             finally:
@@ -120,9 +117,9 @@ def main() -> None:
 
     nginx_rps = results[0][1]
     print(f"GET {route}, wrk -t1 -c{args.connections} -d{args.duration}s on loopback, {os.cpu_count()} cores")
-    print(f"{'server':<30} {'req/s':>10} {'% of nginx':>11}")
+    print(f"{'server':<46} {'req/s':>10} {'% of nginx':>11}")
     for name, rps in results:
-        print(f"{name:<30} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}%")
+        print(f"{name:<46} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}%")
 
 
 if __name__ == "__main__":

@@ -52,18 +52,20 @@ class Metrics:
     def __init__(self) -> None:
         from prometheus_client import Counter, Gauge, Histogram
 
+        # registry=None: the values live in the multiprocess files, which the listener reads; registering
+        # them in the default registry would also forbid a second app in one process (tests, embedding).
         self.requests = Histogram("petgen_http_request_duration_seconds",
                                   "HTTP requests by surface and status, with their duration (until the last byte)",
-                                  ["surface", "status"], buckets=BUCKETS)
+                                  ["surface", "status"], buckets=BUCKETS, registry=None)
         self.in_flight = Gauge("petgen_http_requests_in_flight", "Requests being answered now",
-                               multiprocess_mode="livesum")
+                               multiprocess_mode="livesum", registry=None)
         self.entries = Gauge("petgen_dist_entries", "Entries in the loaded build (0 while down)",
-                             multiprocess_mode="livemax")
+                             multiprocess_mode="livemax", registry=None)
         self.loaded = Gauge("petgen_dist_loaded_timestamp_seconds", "When the running build was loaded",
-                            multiprocess_mode="livemax")
-        self.failing = Gauge("petgen_check_failing", "1 while a check of /api/status fails (redis, dist, …)",
-                             ["check"], multiprocess_mode="livemax")
-        self.reloads = Counter("petgen_dist_reloads_total", "New builds loaded without a restart")
+                            multiprocess_mode="livemax", registry=None)
+        self.failing = Gauge("petgen_check_failing", "1 while a check of /api/status fails (limits, dist)",
+                             ["check"], multiprocess_mode="livemax", registry=None)
+        self.reloads = Counter("petgen_dist_reloads_total", "New builds loaded without a restart", registry=None)
         self._observers: dict[tuple[str, int], Any] = {}
 
     def started(self) -> None:

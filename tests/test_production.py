@@ -151,3 +151,21 @@ def test_sigterm_lets_a_request_in_flight_finish_and_its_stream_end(site: Path, 
     assert b"event: start" in stream and b"event: result" in stream and b"event: complete" in stream
     # Ended as HTTP says a stream ends (the last chunk), not cut off: the client knows it got everything.
     assert stream.endswith(b"0\r\n\r\n") if b"chunked" in head.lower() else stream.endswith(b"\n\n"), stream[-200:]
+
+
+def test_a_failing_check_shows_in_the_metrics(site: Path, tmp_path: Path) -> None:
+    """Redis named but not there: requests are still answered (each process counts alone), /api/status says
+    degraded, and the metrics say which check fails."""
+    metrics_port = free_port()
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        dead = unused.getsockname()[1]
+    with petgen_serve(site, tmp_path, "--metrics-port", str(metrics_port), "--redis-url",
+                      f"redis://127.0.0.1:{dead}/0") as (base, _, _log):
+        assert httpx.get(f"{base}/api/names/apfel").status_code == 200
+        deadline = time.monotonic() + 10
+        while scrape(metrics_port).get('petgen_check_failing{check="limits"}') != 1:
+            assert time.monotonic() < deadline, scrape(metrics_port)
+            httpx.get(f"{base}/api/names/apfel")
+            time.sleep(0.2)
+        assert httpx.get(f"{base}/api/status").json()["status"] == "degraded"

@@ -95,6 +95,19 @@ def test_mcp_works_through_the_proxy_and_across_replicas(stack: Stack) -> None:
     assert len(set(replicas)) == 2  # initialize on one replica, tools/call on both: nothing to share
 
 
+def test_one_request_id_from_nginx_to_the_runtime_and_back(stack: Stack) -> None:
+    """nginx names each request ($request_id) in its log and tells the runtime, which echoes it; a client's
+    own id does not get through."""
+    with client(stack, "127.0.0.7") as c:
+        response = c.get("/api/names/apfel", headers={"x-request-id": "chosen-by-client"})
+    request_id = response.headers["x-request-id"]
+    assert response.status_code == 200 and len(request_id) == 32 and int(request_id, 16) >= 0
+    deadline = time.monotonic() + 5
+    while f"id={request_id}" not in stack.nginx.access_log.read_text():
+        assert time.monotonic() < deadline, "nginx did not log the id"
+        time.sleep(0.05)
+
+
 def test_server_sent_events_pass_through(stack: Stack) -> None:
     with client(stack, "127.0.0.5") as asker, asker.stream(
             "POST", "/ask", json={"query": "Apfel"}, headers={"prefer": "streaming=true"}) as stream:
