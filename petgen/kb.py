@@ -7,7 +7,7 @@ import os
 import pickle
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -113,6 +113,14 @@ def _parse_chunk(sources: list[tuple[str, str, bytes]]) -> bytes:
                         protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def _as_read_from(found: tuple[Entry | None, list[Problem]], path: str) -> tuple[Entry | None, list[Problem]]:
+    """A cached parse, naming the path as this build spells it (the cache may hold another spelling)."""
+    entry, problems = found
+    if entry is not None and entry.path != path:
+        entry.path = path
+    return entry, [p if p.path == path else replace(p, path=path) for p in problems]
+
+
 def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
                  progress: Progress | None = None, cache_dir: Path | None = None) -> Loaded:
     """Parse every names/*.md; return the entries, a hash of the sources, and the entries pickled.
@@ -131,13 +139,15 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
             problems.add(str(path), 1, f"cannot be read ({exc.strerror})", "every names/*.md must be a readable text file")
             continue
         digest.update(path.name.encode() + b"\0" + raw + b"\0")
-        key = entry_key(str(path), raw)
+        # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share
+        # one cache instead of missing (and pruning) each other's entries.
+        key = entry_key(path.relative_to(content_dir).as_posix(), raw)
         keys.append(key)
         found = cache.get(key)
         if found is None:
             missing.append((key, str(path), raw))
         else:
-            results[key] = found
+            results[key] = _as_read_from(found, str(path))
     if progress and cache.hits:
         progress(cache.hits)
     workers = workers if workers is not None else (os.cpu_count() or 1)

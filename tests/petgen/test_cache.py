@@ -76,6 +76,24 @@ def test_problems_of_a_cached_entry_are_reported_every_time(content: Path, tmp_p
     assert not (tmp_path / "d").exists()
 
 
+def test_one_content_directory_spelt_two_ways_shares_its_cache(content: Path, tmp_path: Path, parsed: list[str],
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`content`, `./content` and the absolute path are one directory: one cache, and every problem names the
+    path as this build was given it."""
+    path = content / "names" / "apfel.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("categories:", "catgories:"), encoding="utf-8")
+    monkeypatch.chdir(content.parent)
+    spellings = [content.resolve(), Path(content.name), Path(".") / content.name, content.resolve()]
+    reported = []
+    for spelling in spellings:
+        with pytest.raises(ContentError) as caught:
+            build(spelling, tmp_path / "d", cache_dir=tmp_path / "c")
+        reported.append({p.path for p in caught.value.problems if "catgories" in p.message})
+    assert len(parsed) == 6  # parsed once, by the first build; the others (and the first again) hit the cache
+    assert reported == [{str(spellings[0] / "names" / "apfel.md")}, {f"{content.name}/names/apfel.md"},
+                        {f"{content.name}/names/apfel.md"}, {str(spellings[0] / "names" / "apfel.md")}]
+
+
 def test_a_damaged_cache_is_only_a_miss(content: Path, tmp_path: Path, parsed: list[str]) -> None:
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
     chunks = list(_chunks(tmp_path / "c"))
