@@ -27,7 +27,8 @@ from petgen.security import RAW_SECURITY_HEADERS
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.botauth import BotVerifier
 from runtime.cors import CORSMiddleware
-from runtime.dist import Dist, DistNotFound, StaticFile
+from runtime.dist import Dist, DistNotFound, LargeFile, StaticFile, trim_heap
+from runtime.files import DistGone
 from runtime.errors import JSON, error_response, send_error, use_site
 from runtime.guard import BodyTooLarge, GuardMiddleware, client_gone
 from runtime.health import Health, content_probe
@@ -83,6 +84,7 @@ class Runtime:
     """
 
     RETRY_DOWN = 5.0
+    RETRY_GONE = 1.0  # seconds between reloads tried because the loaded build's files are gone
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -95,6 +97,7 @@ class Runtime:
         self.on_load: list[Callable[[Dist], None]] = []
         self.loaded_stamp: Stamp | None = None  # the manifest last loaded (or tried): the watcher compares it
         self._reloading = threading.Lock()  # petgen dev, the watcher, SIGHUP and up() may all reload
+        self._gone_tried = -self.RETRY_GONE  # when a reload was last tried because files were gone
         self.reload()
 
     def when_loaded(self, callback: Callable[[Dist], None]) -> None:
@@ -112,7 +115,7 @@ class Runtime:
     def _reload(self) -> bool:
         self.loaded_stamp = manifest_stamp(self.settings.dist)
         try:
-            dist = Dist.load(self.settings.dist)
+            dist = Dist.load(self.settings.dist, self.settings.static_cache)
         except DistNotFound as exc:
             if self.dist is None:
                 if self.down_reason != str(exc):
@@ -129,6 +132,7 @@ class Runtime:
         # The loaded dist is long-lived and large (10,000 entries: ~500,000 objects); moving it out of
         # the garbage collector's view keeps full collections from pausing requests.
         gc.collect()
+        trim_heap()
         gc.freeze()
         first = self.dist is None
         self.dist, self.down_reason = dist, ""
@@ -138,6 +142,31 @@ class Runtime:
         for callback in self.on_load:
             callback(dist)
         return True
+
+    async def static_file(self, path: str) -> StaticFile | LargeFile | None:
+        """What to send for a manifest route of the loaded build, None if it has no such route.
+
+        The build's files are read when requested; once `petgen build` has replaced and deleted them,
+        the build on disk now is loaded first (at most every RETRY_GONE seconds), so the answer comes
+        whole from one build. DistGone if there is none to load.
+        """
+        dist = self.dist
+        if dist is None:
+            return None
+        try:
+            return dist.routes.serve(path)
+        except FileNotFoundError:
+            pass
+        if self.dist is dist and time.monotonic() - self._gone_tried >= self.RETRY_GONE:
+            self._gone_tried = time.monotonic()
+            log.warning("the files of the loaded build are gone from %s; loading the build there now", dist.root)
+            await anyio.to_thread.run_sync(self.reload)
+        if self.dist is dist or self.dist is None:
+            raise DistGone(f"the files of the loaded build are gone from {dist.root}")
+        try:
+            return self.dist.routes.serve(path)
+        except FileNotFoundError as exc:
+            raise DistGone(f"the files of the new build are gone from {dist.root}") from exc
 
     def up(self) -> Dist | None:
         """The loaded dist; while down, try to load it again (at most every RETRY_DOWN seconds)."""
@@ -163,7 +192,7 @@ class Runtime:
 class PreparedResponse(Response):
     """A response over a prepared file: ETag/304 and HEAD handled exactly as for static routes."""
 
-    def __init__(self, file_or_body: StaticFile | bytes) -> None:
+    def __init__(self, file_or_body: StaticFile | LargeFile | bytes) -> None:
         self.file = dynamic_file(file_or_body) if isinstance(file_or_body, bytes) else file_or_body
         self.status_code = 200
         self.background = None
@@ -326,7 +355,8 @@ class PetgenApp:
         self.starlette = self._build_routes() if self.runtime.dist is not None else None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._mcp_started = False
-        self.static = StaticRoutes(self._starlette, dist=lambda: self.runtime.dist, dynamic_paths=DYNAMIC_PATHS)
+        self.static = StaticRoutes(self._starlette, serve=self.runtime.static_file, gone=self._gone,
+                                   dynamic_paths=DYNAMIC_PATHS)
         inner = GuardMiddleware(self._when_up, max_body=settings.max_body, body_timeout=settings.body_timeout)
         # Redis, when configured, holds the rate-limit counts and bot nonces of all replicas (runtime/sharedstore.py).
         self.shared = (SharedStore(settings.redis_url, health=self.runtime.health, timeout=settings.redis_timeout)
@@ -374,8 +404,11 @@ class PetgenApp:
         """Fast lane for static GET/HEAD (the hot path): the same headers as the middleware stack adds,
         without a wrapper per middleware; everything else goes through the stack."""
         if scope["type"] == "http" and scope["method"] in FAST_METHODS and scope["path"] not in DYNAMIC_PATHS:
-            dist = self.runtime.dist
-            file = dist.routes.get(scope["path"]) if dist is not None else None
+            try:
+                file = await self.runtime.static_file(scope["path"])
+            except DistGone as exc:
+                await self._gone(scope, send, exc)
+                return
             if file is not None:
                 extra = cors = self.cors.headers_for(scope)
                 if self.ratelimit.enabled:
@@ -387,6 +420,10 @@ class PetgenApp:
                 await send_file(scope, send, file, extra=extra)
                 return
         await self.asgi(scope, receive, send)
+
+    async def _gone(self, scope: dict[str, Any], send: Callable[..., Any], exc: DistGone) -> None:
+        log.error("%s", exc)
+        await self._down(scope, send)
 
     async def _when_up(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         """Serve from the loaded dist, or answer 503 while the runtime is down."""
