@@ -8,7 +8,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -33,7 +33,7 @@ from runtime.errors import JSON, error_response, send_error, use_site
 from runtime.guard import BodyTooLarge, GuardMiddleware, client_gone
 from runtime.health import Health, content_probe
 from runtime.logs import ensure_logging, root_logger_kept
-from runtime.mcp import build_mcp, mcp_routes
+from runtime.lazymcp import LazyMcp
 from runtime.mcp_transport import McpErrorEnvelope
 from runtime.metrics import ENV as METRICS_DIR, Metrics
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
@@ -202,7 +202,8 @@ class PreparedResponse(Response):
         await send_file(scope, send, self.file)
 
 
-def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
+def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
+                    mcp_loaded: Callable[[Any], Awaitable[None]] | None = None) -> Starlette:
     def dist() -> Dist:
         assert runtime.dist is not None  # DistGate answers every request while the runtime is down
         return runtime.dist
@@ -326,10 +327,21 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = ()) ->
         Route("/names/{slug}/", page, methods=["GET", "HEAD"]),
         Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),
     ]
-    mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
-    routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url, runtime.settings.allowed_origins,  # before the
-                               runtime.dist.manifest.get("runtime_origin"), runtime.settings.allowed_hosts)  # catch-all
+    site, settings, runtime_origin = runtime.dist.site, runtime.settings, runtime.dist.manifest.get("runtime_origin")
 
+    def load_mcp() -> tuple[list[BaseRoute], Any]:
+        with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/logs.py)
+            from runtime.mcp import build_mcp, mcp_routes
+
+            mcp = build_mcp(dist, version=site.api_version, base_url=site.base_url)
+            return mcp_routes(mcp, site.base_url, settings.allowed_origins, runtime_origin, settings.allowed_hosts), mcp
+
+    async def no_manager(server: Any) -> None:
+        return None
+
+    mcp = LazyMcp(load_mcp, mcp_loaded or no_manager)  # every method on /mcp, all but POST (a 308 above) on /mcp/
+    routes[-1:-1] = [Route("/mcp", mcp, methods=ALL_METHODS),  # before the catch-all
+                     Route("/mcp/", mcp, methods=[m for m in ALL_METHODS if m != "POST"])]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error,
                                                        ClientDisconnect: client_gone})
     app.state.mcp = mcp
@@ -434,20 +446,29 @@ class PetgenApp:
         await self.static(scope, receive, send)
 
     def _build_routes(self) -> Starlette:
-        with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/logs.py)
-            return build_starlette(self.runtime, self.webhooks.routes())
+        return build_starlette(self.runtime, self.webhooks.routes(), self._mcp_loaded)
 
     async def _starlette(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         assert self.starlette is not None
         await self.starlette(scope, receive, send)
 
     async def _start_surfaces(self) -> None:
-        """Build the routes (once a dist is loaded) and start the MCP session manager in the lifespan's tasks."""
+        """Build the routes (once a dist is loaded); in the lifespan, load /mcp in the background
+        (runtime/lazymcp.py) and run the MCP session manager in the lifespan's tasks."""
         if self.starlette is None:
             self.starlette = self._build_routes()
         if self._tasks is not None and not self._mcp_started:
             self._mcp_started = True
-            await self._tasks.start(self._run_mcp, self.starlette.state.mcp)
+            mcp: LazyMcp = self.starlette.state.mcp
+            if mcp.server is not None:  # loaded by a request before this lifespan began
+                await self._tasks.start(self._run_mcp, mcp.server)
+            else:
+                self._tasks.start_soon(mcp.ready)
+
+    async def _mcp_loaded(self, server: Any) -> None:
+        if self._tasks is not None:
+            self._mcp_started = True
+            await self._tasks.start(self._run_mcp, server)
 
 
     @staticmethod

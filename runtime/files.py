@@ -157,6 +157,7 @@ class Routes:
         self.cache_bytes = cache_bytes
         self.cached = 0  # bytes counted against cache_bytes
         self._cache: dict[str, StaticFile] = {}
+        self._order: deque[str] = deque()  # cached paths, oldest first (MCP tools may serve from a thread)
 
     def __contains__(self, path: object) -> bool:
         return isinstance(path, str) and self.table.find(path) >= 0
@@ -207,10 +208,13 @@ class Routes:
         cost = len(file.body) + CACHE_OVERHEAD
         if cost > self.cache_bytes:
             return
-        cache = self._cache
-        while self.cached + cost > self.cache_bytes and cache:
-            evicted = cache.pop(next(iter(cache)), None)
+        while self.cached + cost > self.cache_bytes:
+            try:
+                evicted = self._cache.pop(self._order.popleft(), None)
+            except IndexError:  # emptied meanwhile
+                break
             if evicted is not None:
                 self.cached -= len(evicted.body) + CACHE_OVERHEAD
-        cache[path] = file
-        self.cached += cost
+        if self._cache.setdefault(path, file) is file:
+            self._order.append(path)
+            self.cached += cost
