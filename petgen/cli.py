@@ -279,9 +279,9 @@ def _run(host: str, port: int, server: str, settings, workers: int = 1,  # type:
     configure_logging(settings.log_level, settings.log_format)
     if app is None:
         _start_metrics(settings, metrics_host)
-    click.echo(f"Serving {settings.dist} on http://{host}:{port} (rate limit: {settings.rate_limit or 'off'}/min, "
+    click.echo(f"Serving {settings.dist} on {local_url(host, port)} (rate limit: {settings.rate_limit or 'off'}/min, "
                f"server: {server}, workers: {workers}"
-               + (f", metrics: http://{metrics_host}:{settings.metrics_port}/metrics" if settings.metrics_port else "")
+               + (f", metrics: {local_url(metrics_host, settings.metrics_port)}/metrics" if settings.metrics_port else "")
                + ")")
     if server == "granian":
         from granian.constants import HTTPModes, Interfaces
@@ -293,7 +293,7 @@ def _run(host: str, port: int, server: str, settings, workers: int = 1,  # type:
         # connect only in HTTP/1 mode (its HTTP/1-or-2 detection waits for a silent client forever). No
         # connection cap: docs/operations.md. Its logging stays off: each worker's runtime configures its own.
         Server("runtime.app:create_app", address=host, port=port, interface=Interfaces.ASGI, factory=True,
-               workers=workers, log_enabled=False, log_access=False, http=HTTPModes.http1,
+               workers=workers, log_enabled=False, log_access=False, http=HTTPModes.http1, websockets=False,
                workers_kill_timeout=max(1, round(settings.graceful_timeout)),
                http1_settings=HTTP1Settings(header_read_timeout=round(settings.header_timeout * 1000))).serve()
         return
@@ -310,6 +310,11 @@ def _run(host: str, port: int, server: str, settings, workers: int = 1,  # type:
     os.environ.update(settings.to_env())
     uvicorn.run("runtime.app:create_app", factory=True, workers=workers,
                 **{**uvicorn_options(host, port, settings), "http": "runtime.connections:EnvHttpProtocol"})
+
+
+def local_url(host: str, port: int) -> str:
+    """The URL of a listener: an IPv6 address in brackets (`http://[::1]:8000`)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _start_metrics(settings, host: str) -> None:  # type: ignore[no-untyped-def]
@@ -337,7 +342,10 @@ def uvicorn_options(host: str, port: int, settings=None) -> dict[str, object]:  
     return {"host": host, "port": port, "log_level": settings.log_level, "log_config": None, "access_log": False,
             "server_header": False, "proxy_headers": False, "http": http_protocol(settings),
             "timeout_keep_alive": settings.keepalive_timeout, "limit_concurrency": limit_concurrency(settings),
-            "timeout_graceful_shutdown": settings.graceful_timeout}
+            "timeout_graceful_shutdown": settings.graceful_timeout,
+            # No WebSocket endpoint exists: an Upgrade request is answered as the plain HTTP request it also is
+            # (RFC 9110 lets a server ignore Upgrade), with the runtime's status and envelope, not a bare 403.
+            "ws": "none"}
 
 
 @cli.command()
@@ -348,7 +356,7 @@ def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str
     """Serve the API and pages (building first when dist is missing or stale)."""
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
                          redis_url, limits)  # no build
-    _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}", state_dir / "cache")
+    _ensure_built(content_dir, dist_dir, base_url or local_url(host, port), state_dir / "cache")
     _run(host, port, server, settings, workers, metrics_host)
 
 
@@ -363,7 +371,7 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
     from petgen.build import build as run_build
     from runtime.app import create_app
 
-    url = base_url or f"http://{host}:{port}"
+    url = base_url or local_url(host, port)
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
                          redis_url, limits)  # no build
     if workers != 1:
