@@ -182,17 +182,22 @@ class SearchIndex:
 
     def group(self, group: list[str], *, prefix: bool = True) -> Group:
         """The documents one word group matches and their best confidence (0..1)."""
+        found = [(docs, conf * (1.0 - ALTERNATIVE_STEP * position))  # the first alternative is preferred
+                 for position, word in enumerate(group) for docs, conf in self.postings(word, prefix=prefix)]
+        if not found:
+            return np.zeros(0, dtype=np.int32), np.zeros(0)
+        if len(found) == 1:
+            return found[0]
         best = self._scratch()
         touched: list[np.ndarray] = []
-        for position, word in enumerate(group):
-            factor = 1.0 - ALTERNATIVE_STEP * position  # the first alternative is the preferred one
-            for docs, conf in self.postings(word, prefix=prefix):
+        for docs, conf in found:
+            if touched:
                 current = best[docs]
-                np.maximum(current, conf * factor, out=current)
+                np.maximum(current, conf, out=current)
                 best[docs] = current
-                touched.append(docs)
-        if not touched:
-            return np.zeros(0, dtype=np.int32), np.zeros(0)
+            else:
+                best[docs] = conf
+            touched.append(docs)
         docs = self._union(touched, best)
         values = best[docs]
         best[docs] = 0.0
@@ -214,6 +219,9 @@ class SearchIndex:
         weight = sum(w for _, w in groups)
         if not groups or weight <= 0:
             return np.zeros(0, dtype=np.int32), np.zeros(0)
+        if len(groups) == 1:
+            (docs, values), w = groups[0]
+            return docs, values * (w / weight)
         total = self._scratch()
         touched = []
         for (docs, values), w in groups:
