@@ -7,13 +7,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 from petgen.content import Site, facet_matches
 from petgen.dist import IMMUTABLE, MANIFEST, REVALIDATE
 from petgen.lexicon import Lexicon
 from petgen.resources import in_category
-from petgen.search import SearchIndex, words
+from petgen.search import words
+from petgen.searchquery import SearchIndex
 from petgen.security import RAW_SECURITY_HEADERS
 
 Headers = list[tuple[bytes, bytes]]
@@ -85,6 +87,27 @@ class Dist:
     @cached_property
     def _in_facet(self) -> dict[tuple[str, str], frozenset[int]]:
         return {}
+
+    def mask(self, kind: str, value: str) -> np.ndarray:
+        """Documents as a boolean array over all documents: `kind` is "mood", "category" or a facet."""
+        key = (kind, value)
+        found = self._masks.get(key)
+        if found is None:
+            docs = (self.in_mood.get(value, frozenset()) if kind == "mood" else
+                    self.in_category.get(value, frozenset()) if kind == "category" else self.in_facet(kind, value))
+            found = np.zeros(len(self.items), dtype=bool)
+            found[np.fromiter(docs, dtype=np.int64, count=len(docs))] = True
+            self._masks[key] = found
+        return found
+
+    @cached_property
+    def _masks(self) -> dict[tuple[str, str], np.ndarray]:
+        return {}
+
+    @cached_property
+    def classic_mask(self) -> np.ndarray:
+        """1.0 for the classics (category klassiker), 0.0 for the others."""
+        return self.mask("category", "klassiker").astype(np.float64)
 
     @cached_property
     def in_mood(self) -> dict[str, frozenset[int]]:
