@@ -29,6 +29,15 @@ def _runtime_origin(ctx: click.Context, param: click.Parameter, value: str | Non
         raise click.BadParameter(str(exc)) from None
 
 
+def _signing_secret(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from petgen.redirects import parse_signing_secret
+
+    try:
+        return parse_signing_secret(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 RUNTIME_ORIGIN = click.option("--runtime-origin", envvar="PETGEN_RUNTIME_ORIGIN", callback=_runtime_origin,
                               help="Where the CDN proxies what only the runtime answers (scheme://host[:port]); "
                               "written into _redirects. Default: none, a static preview. [env: PETGEN_RUNTIME_ORIGIN]")
@@ -98,17 +107,24 @@ def check(content_dir: Path, strict: bool, cache_dir: Path | None) -> None:
 @cache_options
 def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, runtime_origin: str | None,
           cache_dir: Path | None) -> None:
-    """Compile the content into dist/: JSON API, pages, manifest, CDN rules."""
+    """Compile the content into dist/: JSON API, pages, manifest, CDN rules. With a runtime origin and
+    PETGEN_NETLIFY_SIGNING_SECRET in the environment, the proxy rules are signed (docs/deploy.md)."""
     from petgen.build import build as run_build
     from petgen.content import entry_files
+    from petgen.redirects import SIGNING_SECRET_ENV, parse_signing_secret
 
+    try:
+        signed = runtime_origin is not None and parse_signing_secret(os.environ.get(SIGNING_SECRET_ENV)) is not None
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     count = len(entry_files(content_dir)) if content_dir.is_dir() else 0
     bar = None
     if count >= PROGRESS_FROM and click.get_text_stream("stderr").isatty():
         bar = click.progressbar(length=2 * count, label="Building", file=click.get_text_stream("stderr"))
     try:
         result = run_build(content_dir, out_dir, base_url=base_url, strict=strict, cache_dir=cache_dir,
-                           progress=bar.update if bar else None, runtime_origin=runtime_origin)
+                           progress=bar.update if bar else None, runtime_origin=runtime_origin,
+                           signed_proxies=signed)
     except ContentError as exc:
         _print_problems(exc)
         raise
@@ -118,6 +134,9 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
     for problem in result.kb.warnings:
         click.echo(problem.format(), err=True)
     click.echo(result.summary())
+    if runtime_origin:
+        click.echo(f"Proxy rules to {runtime_origin}: " + (f"signed with the secret in {SIGNING_SECRET_ENV}." if signed
+                   else f"not signed ({SIGNING_SECRET_ENV} is not set)."))
 
 
 def _server_options(f):  # type: ignore[no-untyped-def]
@@ -158,12 +177,13 @@ def _server_options(f):  # type: ignore[no-untyped-def]
 
 
 def _limit_options(f):  # type: ignore[no-untyped-def]
-    """Timeouts, the connection cap, logging, metrics and allowed hosts (docs/operations.md#settings),
-    passed on as one `limits` dict of Settings fields."""
+    """Timeouts, the connection cap, logging, metrics and allowed hosts (docs/operations.md#settings), and the
+    Netlify signing secret (docs/deploy.md), passed on as one `limits` dict of Settings fields."""
     from runtime.settings import LOG_FORMATS, LOG_LEVELS
 
     names = ("header_timeout", "body_timeout", "keepalive_timeout", "graceful_timeout", "max_connections",
-             "log_level", "log_format", "access_log", "metrics_port", "allowed_hosts")
+             "log_level", "log_format", "access_log", "metrics_port", "allowed_hosts",
+             "netlify_signing_secret")
 
     def with_limits(*args, **kwargs):  # type: ignore[no-untyped-def]
         return f(*args, limits={name: kwargs.pop(name) for name in names}, **kwargs)
@@ -197,6 +217,10 @@ def _limit_options(f):  # type: ignore[no-untyped-def]
         click.option("--allow-host", "allowed_hosts", multiple=True, envvar="PETGEN_ALLOWED_HOSTS",
                      help="A public Host (host[:port]) /mcp answers besides the base URL's; repeatable. "
                      "[env: PETGEN_ALLOWED_HOSTS, comma-separated]"),
+        click.option("--netlify-signing-secret", envvar="PETGEN_NETLIFY_SIGNING_SECRET", callback=_signing_secret,
+                     help="The secret Netlify signs proxied requests with (X-Nf-Sign): a signed request counts against "
+                     "the budget of the client Netlify names. Prefer the environment variable: a command line is "
+                     "visible to other users. [env: PETGEN_NETLIFY_SIGNING_SECRET]"),
     ]
     for option in reversed(options):
         with_limits = option(with_limits)
