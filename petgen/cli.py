@@ -141,15 +141,20 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
 
 def _server_options(f):  # type: ignore[no-untyped-def]
     options = [
-        click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind."),
-        click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port."),
+        click.option("--host", default="127.0.0.1", show_default=True, envvar="PETGEN_HOST",
+                     help="Interface to bind. [env: PETGEN_HOST]"),
+        click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), envvar="PETGEN_PORT",
+                     help="Port. [env: PETGEN_PORT]"),
         click.option("--dist", "dist_dir", type=click.Path(path_type=Path), default=Path("dist"), show_default=True,
-                     help="The built dist/ to serve."),
-        CONTENT,
-        click.option("--base-url", callback=_http_url,
-                     help="Base URL baked into a build made here (default: http://HOST:PORT)."),
+                     envvar="PETGEN_DIST", help="The built dist/ to serve. [env: PETGEN_DIST]"),
+        click.option("--content", "content_dir", type=click.Path(path_type=Path), default=Path("content"),
+                     show_default=True, envvar="PETGEN_CONTENT", help="Content directory: built when dist/ is "
+                     "missing or older; /api/status is degraded while it is newer. [env: PETGEN_CONTENT]"),
+        click.option("--base-url", callback=_http_url, envvar="PETGEN_BASE_URL",
+                     help="Base URL baked into a build made here (default: http://HOST:PORT). [env: PETGEN_BASE_URL]"),
         click.option("--state-dir", type=click.Path(path_type=Path), default=Path(".petgen"), show_default=True,
-                     help="Directory for the runtime's state and the build cache (<state-dir>/cache)."),
+                     envvar="PETGEN_STATE_DIR", help="Directory for the runtime's state and the build cache "
+                     "(<state-dir>/cache). [env: PETGEN_STATE_DIR]"),
         click.option("--rate-limit", type=click.IntRange(min=0), envvar="PETGEN_RATE_LIMIT", default=60,
                      show_default=True, help="Requests per minute per client IP; 0 turns the limiter off. "
                      "[env: PETGEN_RATE_LIMIT]"),

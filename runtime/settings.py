@@ -121,9 +121,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES,
-        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL, the timeouts and log level, and those of
-        `environment_only`."""
+        """Read every PETGEN_* variable of docs/operations.md#settings (those of `environment_only` included);
+        `to_env` writes them back."""
         env = os.environ if environ is None else environ
         defaults = cls()
         return cls(
