@@ -131,7 +131,7 @@ QUERIES: list[tuple[str, str, set[str]]] = [
     # A variant finds its entry.
     ("variants", "Bärli", {"baerchen", "baer"}),
     ("variants", "Hasimaus", {"hasi"}),
-    ("variants", "Schatzimaus", {"schatzi"}),
+    ("variants", "Schatzimaus", {"schatzi", "schatzimaus"}),
     ("variants", "Spatzerl", {"spatz", "spatzl"}),
     ("variants", "Mausebärchen", {"mausebaer"}),
     ("variants", "Knuddelmonster", {"knuddel"}),
@@ -145,7 +145,7 @@ QUERIES: list[tuple[str, str, set[str]]] = [
     ("variants", "Honigkuchenpferd", {"honigkuchen"}),
     ("variants", "Quietscheentchen", {"entchen"}),
     ("variants", "Oachkatzerl", {"eichhoernchen"}),
-    ("variants", "Schmusekater", {"kater", "schmusekatze"}),
+    ("variants", "Schmusekater", {"kater", "schmusekatze", "schmusekater"}),
 
     # Compounds: the parts of a compound name, as separate words or alone.
     ("compounds", "zucker maus", {"zuckermaus"}),
@@ -210,6 +210,85 @@ QUERIES: list[tuple[str, str, set[str]]] = [
 ]
 
 
+# List questions: many entries answer them. Every acceptable answer is the set of entries whose curated
+# data (categories, moods and facets in content/names/*.md) meets the stated conditions, plus named
+# slugs; `--answers` prints every set in full. A condition lists the values of which an entry needs
+# one: `gender: {"sie", "alle"}` for "for her" (names for anyone fit too), `theme` any category or mood.
+SHE, HE = {"sie", "alle"}, {"ihn", "alle"}
+LIST_QUERIES: list[tuple[str, dict[str, Any]]] = [
+    ("Kosenamen aus der Natur", {"theme": {"natur"}}),
+    ("frecher Kosename für meine Freundin", {"relationship": {"partner"}, "gender": SHE, "theme": {"frech"}}),
+    ("Wie sagt man in Wien oder Bayern liebevoll zu jemandem?", {"region": {"bayern-oesterreich"}}),
+    ("Spitzname für die beste Freundin", {"relationship": {"freunde"}, "gender": SHE}),
+    ("ironischer Kosename für meinen Ehemann", {"relationship": {"partner"}, "gender": HE,
+                                                "theme": {"humorvoll", "lustig"}}),
+    ("leidenschaftliche Kosenamen", {"theme": {"leidenschaftlich"}}),
+    ("passionate pet names for my wife", {"relationship": {"partner"}, "gender": SHE,
+                                          "theme": {"leidenschaftlich"}}),
+    ("Kosename für meine Oma", {"relationship": {"familie"}, "gender": SHE}),
+    ("what can I call my grandma", {"relationship": {"familie"}, "gender": SHE}),
+    ("schwäbische Kosenamen für Kinder", {"region": {"schwaben"}, "relationship": {"kind"}}),
+    ("Swiss German pet names", {"region": {"schweiz"}}),
+    ("Kosenamen aus dem Ruhrgebiet", {"region": {"ruhrgebiet"}}),
+    ("norddeutsche Kosenamen", {"region": {"norddeutschland"}}),
+    ("berlinerische Spitznamen", {"region": {"berlin"}}),
+    ("türkische Kosenamen", {"language": {"tuerkisch"}}),
+    ("arabic nicknames for a friend", {"language": {"arabisch"}, "relationship": {"freunde"}}),
+    ("italienische oder spanische Kosenamen", {"language": {"italienisch", "spanisch"}}),
+    ("English pet names for my boyfriend", {"language": {"englisch"}, "relationship": {"partner"}, "gender": HE}),
+    ("süße Tiernamen für mein Baby", {"theme": {"tiere"}, "relationship": {"kind"}}),
+    ("animal pet names for a child", {"theme": {"tiere"}, "relationship": {"kind"}}),
+    ("Kosenamen aus der Konditorei", {"theme": {"suesses"}}),
+    ("sweet food nicknames", {"theme": {"suesses"}}),
+    ("romantische Kosenamen für meinen Mann", {"theme": {"romantisch"}, "relationship": {"partner"}, "gender": HE}),
+    ("romantic names for my girlfriend", {"theme": {"romantisch"}, "relationship": {"partner"}, "gender": SHE}),
+    ("kuschelige Kosenamen für Kinder", {"theme": {"kuschelig"}, "relationship": {"kind"}}),
+    ("cute names for a toddler", {"relationship": {"kind"}}),
+    ("altmodische Kosenamen", {"theme": {"altmodisch", "nostalgisch"}}),
+    ("old-fashioned pet names for a woman", {"theme": {"altmodisch", "nostalgisch"}, "gender": SHE}),
+    ("märchenhafte Kosenamen für meine Tochter", {"theme": {"maerchen"}, "relationship": {"kind"}, "gender": SHE}),
+    ("fairy tale names for a girl", {"theme": {"maerchen"}, "gender": SHE}),
+    ("kostbare Kosenamen", {"theme": {"kostbar"}}),
+    ("precious names for my wife", {"theme": {"kostbar"}, "relationship": {"partner"}, "gender": SHE}),
+    ("lustige Spitznamen für meinen Bruder", {"theme": {"lustig", "humorvoll"}, "relationship": {"familie"},
+                                              "gender": HE}),
+    ("funny nicknames for my sister", {"theme": {"lustig", "humorvoll"}, "relationship": {"familie"}, "gender": SHE}),
+    ("Kosename für jemanden, der gern schläft", {"slugs": {"schlafmuetze", "murmeltier", "schnarchnase",
+                                                           "dornroeschen", "koala", "schaefchen"}}),
+    ("Kosename für jemanden, der mich beschützt", {"theme": {"beschuetzend"},
+                                                   "slugs": {"held", "schutzengel", "ritter", "superheld"}}),
+    ("ein Kosename, der Glück bringt", {"slugs": {"gluecksbringer", "glueckskind", "kleeblatt", "marienkaefer"}}),
+    ("nickname for someone who giggles a lot", {"slugs": {"kichererbse", "grinsebacke"}}),
+    ("names for a chubby baby", {"slugs": {"wonneproppen", "pummelchen", "knutschkugel", "pausbaeckchen",
+                                           "hamster", "mopsi"}}),
+    ("Kosenamen für Paare", {"relationship": {"partner"}}),
+    ("gender neutral pet names for my partner", {"relationship": {"partner"}, "gender": {"alle"}}),
+    ("Spitznamen für Kollegen", {"relationship": {"freunde"}}),
+    ("bayerische Kosenamen für meinen Freund", {"region": {"bayern-oesterreich"}, "relationship": {"partner"},
+                                                "gender": HE}),
+    ("zärtliche Kosenamen für meine Frau", {"theme": {"zaertlich"}, "relationship": {"partner"}, "gender": SHE}),
+    ("names for my dad", {"relationship": {"familie"}, "gender": HE}),
+    ("Kosenamen für die Familie", {"relationship": {"familie"}}),
+    ("flirty names for my crush", {"theme": {"leidenschaftlich"}, "relationship": {"partner"}}),
+    ("Kosename für einen kleinen Jungen", {"relationship": {"kind"}, "gender": HE}),
+    ("sächsische oder fränkische Kosenamen", {"region": {"sachsen", "franken"}}),
+    ("protective names for my son", {"theme": {"beschuetzend"}, "relationship": {"kind"}, "gender": HE}),
+]
+PRECISION_AT = 5
+
+
+def acceptable(spec: dict[str, Any], items: list[dict[str, Any]]) -> set[str]:
+    """Slugs of the entries that meet every condition of `spec`, plus its named slugs."""
+    def meets(item: dict[str, Any]) -> bool:
+        for key, wanted in spec.items():
+            if key == "slugs":
+                continue
+            have = item["categories"] + item["moods"] if key == "theme" else item[key]
+            if not set(have if isinstance(have, list) else [have]) & wanted:
+                return False
+        return len(spec) > ("slugs" in spec)
+    return {i["slug"] for i in items if meets(i)} | spec.get("slugs", set())
+
 # ---------------------------------------------------------------------------------------------
 # The systems: each takes a query and returns up to TOP slugs, best first.
 
@@ -260,7 +339,7 @@ def systems(dist: Dist) -> dict[str, Callable[[str], list[str]]]:
     fts = Fts5(fts_rows(dist))
     return {
         "search": lambda q: [item["slug"] for item in search_results(q, TOP, dist)["items"]],
-        "ask": lambda q: [hit.slug for hit in answer(q, dist, TOP)[1]],
+        "ask": lambda q: [hit.slug for hit in answer(q, dist, TOP).hits],
         "fts5": fts.search,
     }
 
@@ -354,16 +433,50 @@ def print_per_query(names: list[str], outcomes: list[Outcome]) -> None:
         print(f"{o.cls:<11} {o.query[:58]:<58}" + "".join(f" {o.rank(n) or '-':>6}" for n in names))
 
 
+def list_precision(dist: Dist, run: dict[str, Callable[[str], list[str]]],
+                   show: bool) -> dict[str, float]:
+    """precision@5 over LIST_QUERIES per system: acceptable entries among the first five, divided by
+    five (or by the number of acceptable entries, when fewer exist). An empty answer scores 0."""
+    known = dist.slugs
+    totals = {name: 0.0 for name in run}
+    for query, spec in LIST_QUERIES:
+        good = acceptable(spec, dist.items)
+        if not good or not good <= known:
+            raise SystemExit(f"bad list query {query!r}: {sorted(good - known) or 'no acceptable entry'}")
+        line = []
+        for name, fn in run.items():
+            top = fn(query)[:PRECISION_AT]
+            share = sum(slug in good for slug in top) / min(PRECISION_AT, len(good))
+            totals[name] += share
+            line.append(f"{name} {share:.1f}: {short(top, good)}")
+        if show:
+            print(f"  {query!r} ({len(good)} acceptable)\n      " + "\n      ".join(line))
+    return {name: total / len(LIST_QUERIES) for name, total in totals.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--content", type=Path, default=REPO / "content", help="knowledge base to build")
     parser.add_argument("--failures", action="store_true", help="list the failing queries with what each returned")
     parser.add_argument("--per-query", action="store_true", help="print the rank of every query for every system")
+    parser.add_argument("--lists", action="store_true", help="print every list question's top 5 per system")
+    parser.add_argument("--answers", action="store_true", help="print every list question's acceptable entries")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         dist = build_dist(args.content, Path(tmp))
         names, outcomes = evaluate(dist)
+        if args.answers:
+            for query, spec in LIST_QUERIES:
+                print(f"{query!r}: {', '.join(sorted(acceptable(spec, dist.items)))}")
+        if args.lists:
+            print("\nList questions: top 5 per system; acceptable entries are marked *like this*")
+        precision = list_precision(dist, systems(dist), args.lists)
     print_table(names, summary(names, outcomes))
+    single = summary(names, outcomes)[-1][2]
+    print(f"\n{len(LIST_QUERIES)} list questions: precision@{PRECISION_AT} "
+          + ", ".join(f"{n} {precision[n]:.2f}" for n in names)
+          + f"  (target: ask >= 0.85)\nsingle-answer questions: MRR "
+          + ", ".join(f"{n} {single[n][1]:.2f}" for n in names) + "  (target: ask >= 0.95)")
     if args.per_query:
         print_per_query(names, outcomes)
     if args.failures:

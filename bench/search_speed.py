@@ -208,7 +208,7 @@ def main() -> None:
             gc.collect()
             gc.freeze()  # as the runtime does after loading (runtime.app.Runtime)
             for system, fn in (("search", lambda q, d=dist: search_results(q, 10, d)),
-                               ("ask", lambda q, d=dist: answer(q, d, 10))):
+                               ("ask", lambda q, d=dist: answer(q, d, 10).hits)):
                 samples = latencies(fn, queries, args.reps)
                 latency_rows.append((size, system, len(samples), statistics.median(samples),
                                      percentile(samples, 99), max(samples)))

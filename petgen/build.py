@@ -39,11 +39,12 @@ class BuildResult:
 
 def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, strict: bool = False,
           cache_dir: Path | None = None, progress: Callable[[int], None] | None = None,
-          runtime_origin: str | None = None) -> BuildResult:
+          runtime_origin: str | None = None, signed_proxies: bool = False) -> BuildResult:
     """Load, validate, emit everything into a fresh directory, then swap it in for `out_dir`.
 
     `cache_dir` holds parsed entries between builds (petgen/cache.py); None parses every file.
-    `runtime_origin` (scheme://host[:port]) is where the CDN's `_redirects` send what only the runtime answers.
+    `runtime_origin` (scheme://host[:port]) is where the CDN's `_redirects` send what only the runtime answers;
+    `signed_proxies` has Netlify sign those requests (petgen/redirects.py, SIGNING_SECRET_ENV).
     `progress`, if given, is called with counts of entries done: once while loading, once while writing.
     """
     started = time.perf_counter()
@@ -56,7 +57,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
             emit_entries(kb, writer, progress=progress,
                          meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
                                             emit_site(kb, writer), emit_openapi_and_discovery(kb, writer, cache_dir)))
-            emit_manifest(kb, writer, runtime_origin)
+            emit_manifest(kb, writer, runtime_origin, signed_proxies)
             swap_in(tmp, out_dir)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -82,7 +83,8 @@ def collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | None = None) -> None:
+def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | None = None,
+                  signed_proxies: bool = False) -> None:
     """Write `_manifest.json` with `_redirects` and `_headers` generated from the same route map."""
     writer.write_manifest({
         "version": MANIFEST_VERSION,
@@ -94,6 +96,7 @@ def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | N
         "search": INDEX_ROUTE,
         "notFound": "404.html",
         **({"runtime_origin": runtime_origin} if runtime_origin else {}),
+        **({"signed_proxies": True} if runtime_origin and signed_proxies else {}),
     })
 
 

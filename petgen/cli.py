@@ -29,6 +29,15 @@ def _runtime_origin(ctx: click.Context, param: click.Parameter, value: str | Non
         raise click.BadParameter(str(exc)) from None
 
 
+def _signing_secret(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    from petgen.redirects import parse_signing_secret
+
+    try:
+        return parse_signing_secret(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 RUNTIME_ORIGIN = click.option("--runtime-origin", envvar="PETGEN_RUNTIME_ORIGIN", callback=_runtime_origin,
                               help="Where the CDN proxies what only the runtime answers (scheme://host[:port]); "
                               "written into _redirects. Default: none, a static preview. [env: PETGEN_RUNTIME_ORIGIN]")
@@ -98,17 +107,24 @@ def check(content_dir: Path, strict: bool, cache_dir: Path | None) -> None:
 @cache_options
 def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, runtime_origin: str | None,
           cache_dir: Path | None) -> None:
-    """Compile the content into dist/: JSON API, pages, manifest, CDN rules."""
+    """Compile the content into dist/: JSON API, pages, manifest, CDN rules. With a runtime origin and
+    PETGEN_NETLIFY_SIGNING_SECRET in the environment, the proxy rules are signed (docs/deploy.md)."""
     from petgen.build import build as run_build
     from petgen.content import entry_files
+    from petgen.redirects import SIGNING_SECRET_ENV, parse_signing_secret
 
+    try:
+        signed = runtime_origin is not None and parse_signing_secret(os.environ.get(SIGNING_SECRET_ENV)) is not None
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     count = len(entry_files(content_dir)) if content_dir.is_dir() else 0
     bar = None
     if count >= PROGRESS_FROM and click.get_text_stream("stderr").isatty():
         bar = click.progressbar(length=2 * count, label="Building", file=click.get_text_stream("stderr"))
     try:
         result = run_build(content_dir, out_dir, base_url=base_url, strict=strict, cache_dir=cache_dir,
-                           progress=bar.update if bar else None, runtime_origin=runtime_origin)
+                           progress=bar.update if bar else None, runtime_origin=runtime_origin,
+                           signed_proxies=signed)
     except ContentError as exc:
         _print_problems(exc)
         raise
@@ -118,19 +134,27 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
     for problem in result.kb.warnings:
         click.echo(problem.format(), err=True)
     click.echo(result.summary())
+    if runtime_origin:
+        click.echo(f"Proxy rules to {runtime_origin}: " + (f"signed with the secret in {SIGNING_SECRET_ENV}." if signed
+                   else f"not signed ({SIGNING_SECRET_ENV} is not set)."))
 
 
 def _server_options(f):  # type: ignore[no-untyped-def]
     options = [
-        click.option("--host", default="127.0.0.1", show_default=True, help="Interface to bind."),
-        click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port."),
+        click.option("--host", default="127.0.0.1", show_default=True, envvar="PETGEN_HOST",
+                     help="Interface to bind. [env: PETGEN_HOST]"),
+        click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), envvar="PETGEN_PORT",
+                     help="Port. [env: PETGEN_PORT]"),
         click.option("--dist", "dist_dir", type=click.Path(path_type=Path), default=Path("dist"), show_default=True,
-                     help="The built dist/ to serve."),
-        CONTENT,
-        click.option("--base-url", callback=_http_url,
-                     help="Base URL baked into a build made here (default: http://HOST:PORT)."),
+                     envvar="PETGEN_DIST", help="The built dist/ to serve. [env: PETGEN_DIST]"),
+        click.option("--content", "content_dir", type=click.Path(path_type=Path), default=Path("content"),
+                     show_default=True, envvar="PETGEN_CONTENT", help="Content directory: built when dist/ is "
+                     "missing or older; /api/status is degraded while it is newer. [env: PETGEN_CONTENT]"),
+        click.option("--base-url", callback=_http_url, envvar="PETGEN_BASE_URL",
+                     help="Base URL baked into a build made here (default: http://HOST:PORT). [env: PETGEN_BASE_URL]"),
         click.option("--state-dir", type=click.Path(path_type=Path), default=Path(".petgen"), show_default=True,
-                     help="Directory for the runtime's state and the build cache (<state-dir>/cache)."),
+                     envvar="PETGEN_STATE_DIR", help="Directory for the runtime's state and the build cache "
+                     "(<state-dir>/cache). [env: PETGEN_STATE_DIR]"),
         click.option("--rate-limit", type=click.IntRange(min=0), envvar="PETGEN_RATE_LIMIT", default=60,
                      show_default=True, help="Requests per minute per client IP; 0 turns the limiter off. "
                      "[env: PETGEN_RATE_LIMIT]"),
@@ -158,12 +182,13 @@ def _server_options(f):  # type: ignore[no-untyped-def]
 
 
 def _limit_options(f):  # type: ignore[no-untyped-def]
-    """Timeouts, the connection cap, logging, metrics and allowed hosts (docs/operations.md#settings),
-    passed on as one `limits` dict of Settings fields."""
+    """Timeouts, the connection cap, logging, metrics and allowed hosts (docs/operations.md#settings), and the
+    Netlify signing secret (docs/deploy.md), passed on as one `limits` dict of Settings fields."""
     from runtime.settings import LOG_FORMATS, LOG_LEVELS
 
     names = ("header_timeout", "body_timeout", "keepalive_timeout", "graceful_timeout", "max_connections",
-             "log_level", "log_format", "access_log", "metrics_port", "allowed_hosts")
+             "log_level", "log_format", "access_log", "metrics_port", "allowed_hosts",
+             "netlify_signing_secret")
 
     def with_limits(*args, **kwargs):  # type: ignore[no-untyped-def]
         return f(*args, limits={name: kwargs.pop(name) for name in names}, **kwargs)
@@ -197,6 +222,10 @@ def _limit_options(f):  # type: ignore[no-untyped-def]
         click.option("--allow-host", "allowed_hosts", multiple=True, envvar="PETGEN_ALLOWED_HOSTS",
                      help="A public Host (host[:port]) /mcp answers besides the base URL's; repeatable. "
                      "[env: PETGEN_ALLOWED_HOSTS, comma-separated]"),
+        click.option("--netlify-signing-secret", envvar="PETGEN_NETLIFY_SIGNING_SECRET", callback=_signing_secret,
+                     help="The secret Netlify signs proxied requests with (X-Nf-Sign): a signed request counts against "
+                     "the budget of the client Netlify names. Prefer the environment variable: a command line is "
+                     "visible to other users. [env: PETGEN_NETLIFY_SIGNING_SECRET]"),
     ]
     for option in reversed(options):
         with_limits = option(with_limits)
@@ -279,9 +308,9 @@ def _run(host: str, port: int, server: str, settings, workers: int = 1,  # type:
     configure_logging(settings.log_level, settings.log_format)
     if app is None:
         _start_metrics(settings, metrics_host)
-    click.echo(f"Serving {settings.dist} on http://{host}:{port} (rate limit: {settings.rate_limit or 'off'}/min, "
+    click.echo(f"Serving {settings.dist} on {local_url(host, port)} (rate limit: {settings.rate_limit or 'off'}/min, "
                f"server: {server}, workers: {workers}"
-               + (f", metrics: http://{metrics_host}:{settings.metrics_port}/metrics" if settings.metrics_port else "")
+               + (f", metrics: {local_url(metrics_host, settings.metrics_port)}/metrics" if settings.metrics_port else "")
                + ")")
     if server == "granian":
         from granian.constants import HTTPModes, Interfaces
@@ -293,7 +322,7 @@ def _run(host: str, port: int, server: str, settings, workers: int = 1,  # type:
         # connect only in HTTP/1 mode (its HTTP/1-or-2 detection waits for a silent client forever). No
         # connection cap: docs/operations.md. Its logging stays off: each worker's runtime configures its own.
         Server("runtime.app:create_app", address=host, port=port, interface=Interfaces.ASGI, factory=True,
-               workers=workers, log_enabled=False, log_access=False, http=HTTPModes.http1,
+               workers=workers, log_enabled=False, log_access=False, http=HTTPModes.http1, websockets=False,
                workers_kill_timeout=max(1, round(settings.graceful_timeout)),
                http1_settings=HTTP1Settings(header_read_timeout=round(settings.header_timeout * 1000))).serve()
         return
@@ -310,6 +339,11 @@ def _run(host: str, port: int, server: str, settings, workers: int = 1,  # type:
     os.environ.update(settings.to_env())
     uvicorn.run("runtime.app:create_app", factory=True, workers=workers,
                 **{**uvicorn_options(host, port, settings), "http": "runtime.connections:EnvHttpProtocol"})
+
+
+def local_url(host: str, port: int) -> str:
+    """The URL of a listener: an IPv6 address in brackets (`http://[::1]:8000`)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def _start_metrics(settings, host: str) -> None:  # type: ignore[no-untyped-def]
@@ -337,7 +371,10 @@ def uvicorn_options(host: str, port: int, settings=None) -> dict[str, object]:  
     return {"host": host, "port": port, "log_level": settings.log_level, "log_config": None, "access_log": False,
             "server_header": False, "proxy_headers": False, "http": http_protocol(settings),
             "timeout_keep_alive": settings.keepalive_timeout, "limit_concurrency": limit_concurrency(settings),
-            "timeout_graceful_shutdown": settings.graceful_timeout}
+            "timeout_graceful_shutdown": settings.graceful_timeout,
+            # No WebSocket endpoint exists: an Upgrade request is answered as the plain HTTP request it also is
+            # (RFC 9110 lets a server ignore Upgrade), with the runtime's status and envelope, not a bare 403.
+            "ws": "none"}
 
 
 @cli.command()
@@ -348,7 +385,7 @@ def serve(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str
     """Serve the API and pages (building first when dist is missing or stale)."""
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
                          redis_url, limits)  # no build
-    _ensure_built(content_dir, dist_dir, base_url or f"http://{host}:{port}", state_dir / "cache")
+    _ensure_built(content_dir, dist_dir, base_url or local_url(host, port), state_dir / "cache")
     _run(host, port, server, settings, workers, metrics_host)
 
 
@@ -363,7 +400,7 @@ def dev(host: str, port: int, dist_dir: Path, content_dir: Path, base_url: str |
     from petgen.build import build as run_build
     from runtime.app import create_app
 
-    url = base_url or f"http://{host}:{port}"
+    url = base_url or local_url(host, port)
     settings = _settings(dist_dir, state_dir, rate_limit, trusted_proxies, allowed_origins, content_dir,  # bad options:
                          redis_url, limits)  # no build
     if workers != 1:

@@ -119,7 +119,8 @@ class DistWriter:
         routes = dict(sorted(self.routes.items()))
         manifest = {**extra, "routes": routes}
         self._write(MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-        self._write("_redirects", render_redirects(routes, extra.get("runtime_origin")).encode())
+        self._write("_redirects", render_redirects(routes, extra.get("runtime_origin"),
+                                                         bool(extra.get("signed_proxies"))).encode())
         self._write("_headers", render_headers(routes).encode())
 
 

@@ -192,7 +192,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     facets = load_facets(content_dir, problems)
     loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir)
     entries = loaded.entries
-    lexicon = load_lexicon(content_dir, categories, moods, problems)
+    lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
     bots = load_bots(content_dir, problems)
     validate(entries, categories, moods, problems, files={f.stem for f in entry_files(content_dir)}, facets=facets)
     if problems.errors or (strict and problems.warnings) or site is None:

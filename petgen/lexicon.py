@@ -6,11 +6,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from petgen.content import Category, Mood, did_you_mean, parse_yaml, read_text
+from petgen.content import FILTER_FACETS, Category, Facets, Mood, did_you_mean, parse_yaml, read_text
 from petgen.problems import Problems
 from petgen.search import words
 
-SECTIONS = ("translations", "categories", "moods", "filler")
+# translations: words and phrases -> German words to search for; categories, moods and the facets
+# (relationship, gender, region, language): value slug -> the words and phrases that ask for it;
+# filler: words dropped from questions.
+INTENTS = ("categories", "moods", *FILTER_FACETS)
+SECTIONS = ("translations", *INTENTS, "filler")
 LANGUAGES = ("en", "de")
 
 
@@ -19,10 +23,11 @@ def _phrases(value: Any) -> bool:
 
 
 def load_lexicon(content_dir: Path, categories: list[Category], moods: list[Mood],
-                 problems: Problems) -> dict[str, Any]:
+                 problems: Problems, facets: Facets | None = None) -> dict[str, Any]:
     """Read and check lexicon.yml; a missing file is an empty lexicon."""
     path = content_dir / "lexicon.yml"
-    empty: dict[str, Any] = {"translations": {}, "categories": {}, "moods": {}, "filler": {"en": [], "de": []}}
+    empty: dict[str, Any] = {section: {} for section in SECTIONS}
+    empty["filler"] = {"en": [], "de": []}
     if not path.exists():
         return empty
     text = read_text(path, problems)
@@ -39,7 +44,8 @@ def load_lexicon(content_dir: Path, categories: list[Category], moods: list[Mood
             problems.add(where, lines.get(str(key), 1), f"unknown section '{key}'", did_you_mean(str(key), SECTIONS))
             ok = False
     vocabularies = {"categories": {c.slug for c in categories}, "moods": {m.slug for m in moods},
-                    "filler": set(LANGUAGES)}
+                    "filler": set(LANGUAGES),
+                    **{name: set(facets.slugs(name)) if facets else set() for name in FILTER_FACETS}}
     for section in SECTIONS:
         value = data.get(section, {})
         line = lines.get(section, 1)
@@ -77,7 +83,7 @@ class Lexicon:
         for english, german in data.get("translations", {}).items():
             for target in german:
                 phrases.setdefault(tuple(words(english)), []).append(("translate", target))
-        for kind in ("categories", "moods"):
+        for kind in INTENTS:
             for slug, triggers in data.get(kind, {}).items():
                 for trigger in triggers:
                     phrases.setdefault(tuple(words(trigger)), []).append((kind, slug))

@@ -19,6 +19,11 @@ So a precomputed list page may only answer a request that names exactly its para
 one set of parameter names comes a rule that sends every other value of that set to the runtime, before
 any rule naming fewer parameters can match. Last, a rule naming none sends everything else (no query,
 unknown or malformed parameters) to the runtime as it came. docs/deploy.md says what this guarantees.
+
+Signed proxies: with a signing secret in the build's environment (SIGNING_SECRET_ENV), every rule that proxies to
+the runtime ends in `Sign=<that variable's name>` (the `_redirects` spelling of netlify.toml's `signed`, read by
+Netlify's redirect parser), so Netlify adds `X-Nf-Sign`, a JWT signed (HS256) with the variable's value, to each
+proxied request; the runtime, holding the same secret, then believes `X-Nf-Client-Connection-Ip` (runtime/netlify.py).
 """
 
 from __future__ import annotations
@@ -41,6 +46,10 @@ FALLBACK = ("/api/*", "/.well-known/*", "/names/*")
 INTERNAL = ("/_manifest.json", "/_data/*")
 # The parameters a path's runtime answers (its other parameters are 400s); precomputed routes name a subset.
 QUERY_PARAMS = {"/api/names": LIST_PARAMS}
+# The one variable that holds the secret of signed proxies: on Netlify (which signs with it) and on the runtime host
+# (which verifies); docs/deploy.md#client-ip-behind-netlify.
+SIGNING_SECRET_ENV = "PETGEN_NETLIFY_SIGNING_SECRET"
+MIN_SECRET_BYTES = 32  # HS256's key is a 256-bit HMAC key: RFC 7518 §3.2 asks for at least that many bytes
 
 Query = tuple[tuple[str, str], ...]
 
@@ -64,13 +73,29 @@ def parse_runtime_origin(value: str | None) -> str | None:
     return origin
 
 
-def render_redirects(routes: dict[str, dict[str, Any]], runtime_origin: str | None = None) -> str:
+def parse_signing_secret(value: str | None) -> str | None:
+    """The secret of signed proxies, or None for none (unset or empty); raise ValueError for one too short to
+    be a secret. Surrounding whitespace is no part of it (a pasted newline would differ from Netlify's copy)."""
+    if value is None or not value.strip():
+        return None
+    secret = value.strip()
+    if len(secret.encode()) < MIN_SECRET_BYTES:
+        raise ValueError(f"{SIGNING_SECRET_ENV} must be at least {MIN_SECRET_BYTES} bytes long, not "
+                         f"{len(secret.encode())} (make one with `openssl rand -hex 32`)")
+    return secret
+
+
+def render_redirects(routes: dict[str, dict[str, Any]], runtime_origin: str | None = None,
+                     signed: bool = False) -> str:
     """The rules, in the order they must be matched. Without a runtime origin only the rewrites to files
-    (a preview of the static part: dynamic routes are then 404s, other queries get a precomputed page)."""
+    (a preview of the static part: dynamic routes are then 404s, other queries get a precomputed page).
+    `signed`: Netlify signs every proxied request with the secret in SIGNING_SECRET_ENV."""
     queries, files = _split(routes, skip=_exact(DYNAMIC) if runtime_origin else set())
     lines = [HEADER]
     if runtime_origin:
-        lines += ["", f"# Runtime origin: {runtime_origin}", "",
+        signing = (f"# Proxied requests are signed (X-Nf-Sign) with the secret in {SIGNING_SECRET_ENV}."
+                   if signed else f"# Proxied requests are not signed: {SIGNING_SECRET_ENV} was not set at build time.")
+        lines += ["", f"# Runtime origin: {runtime_origin}", signing, "",
                   "# Build files, no part of the site.", *(f"{path} /404.html 404!" for path in INTERNAL), "",
                   "# Dynamic routes: always the runtime (! = even where dist/ has a static copy).",
                   *_proxies(DYNAMIC, runtime_origin, force=True)]
@@ -81,7 +106,15 @@ def render_redirects(routes: dict[str, dict[str, Any]], runtime_origin: str | No
     if runtime_origin:
         lines += ["", "# No file here: the runtime answers (JSON 404 envelope, 301 to the canonical slug, 308).",
                   *_proxies(FALLBACK, runtime_origin, force=False)]
+    if runtime_origin and signed:
+        lines = [f"{line} Sign={SIGNING_SECRET_ENV}" if _is_proxy(line, runtime_origin) else line for line in lines]
     return "\n".join(lines) + "\n"
+
+
+def _is_proxy(line: str, runtime_origin: str) -> bool:
+    """Whether a rule sends the request to the runtime (its target, the second to last field, is there)."""
+    fields = line.split()
+    return not line.startswith("#") and len(fields) >= 3 and fields[-2].startswith(runtime_origin + "/")
 
 
 def _split(routes: dict[str, dict[str, Any]], skip: set[str]) -> tuple[dict[str, dict[Query, str]], list[str]]:

@@ -140,22 +140,42 @@ DEFS: dict[str, dict[str, Any]] = {
         **LICENSE,
     }, ["error"]),
 }
-DEFS["SearchHit"] = _object({"slug": SLUG, "title": TEXT, "meaning": TEXT, "url": URL,
-                             "score": {"type": "number", "minimum": 0}})
+SCORE = {"type": "number", "minimum": 0, "maximum": 1,
+         "description": "confidence from 0 to 1, the same scale for every query (README: Search)"}
+DEFS["SearchHit"] = _object({"slug": SLUG, "title": TEXT, "meaning": TEXT, "url": URL, "score": SCORE})
 DEFS["SearchResults"] = _object({
     "query": TEXT,
     "items": {"type": "array", "items": {"$ref": "#/$defs/SearchHit"}, "maxItems": 50},
     "total": {"type": "integer", "minimum": 0, "description": "all matches, not just this page"},
     "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+    "suggestions": {"type": "array", "items": {"$ref": "#/$defs/SearchHit"}, "maxItems": 5,
+                    "description": "only when nothing matched: the titles nearest to the query (did you mean)"},
     **LICENSE,
 }, ["query", "items", "total", "license"])
+_ONE_OR_MORE = {"oneOf": [SLUG, {"type": "array", "items": SLUG, "minItems": 2}]}
+DEFS["AskUnderstood"] = _object({
+    **{facet: {**_ONE_OR_MORE, "description": f"the {facet} asked for (a list: any of them)"}
+       for facet in ("relationship", "gender", "region", "language", "category", "mood")},
+    "define": {**TEXT, "description": "the name asked about (\"Was bedeutet X?\"), folded"},
+    "words": {"type": "array", "items": TEXT, "description": "the words searched for (folded, first of each group)"},
+}, [], description="What the question was read as; only what was found is present.")
 DEFS["AskMeta"] = _object({
     "response_type": {"const": "Answer"}, "version": TEXT, "site": SLUG, "query": TEXT,
-    "result_count": {"type": "integer", "minimum": 0}, **LICENSE,
+    "result_count": {"type": "integer", "minimum": 0},
+    "understood": {"$ref": "#/$defs/AskUnderstood"},
+    "ignored": {"type": "array", "items": TEXT,
+                "description": "words of the question that played no part: filler, one or two letters, no match"},
+    "relaxed": {"type": "array", "items": {"enum": ["mood", "category", "language", "region", "gender",
+                                                    "relationship"]},
+                "description": "filters dropped, in this order, because fewer than `limit` entries met them all"},
+    "hint": {**TEXT, "description": "only with an empty result: how to ask so that there is an answer"},
+    "did_you_mean": {"type": "array", "items": TEXT, "maxItems": 5,
+                     "description": "only with an empty result: titles near the question's words"},
+    **LICENSE,
 }, ["response_type", "version", "site", "query", "result_count", "license"])
 DEFS["AskResult"] = _object({
     "@type": {"const": "DefinedTerm"}, "name": TEXT, "url": URL, "description": TEXT,
-    "score": {"type": "number", "minimum": 0}, "citation": TEXT, "slug": SLUG,
+    "score": SCORE, "citation": TEXT, "slug": SLUG,
 }, ["@type", "name", "url", "description", "score", "citation"])
 DEFS["AskResponse"] = _object({
     "_meta": {"$ref": "#/$defs/AskMeta"},

@@ -10,39 +10,28 @@ punctuation and hyphens split words. Each word is indexed as itself (for prefix 
 matching), by its German and English Snowball stems (exact matching), and, for compounds, by the
 known words it starts or ends with (`Zuckermaus` → `zucker`, `maus`).
 
-Score (documented in the README): for each query word the best match in a document counts
-`field weight × match quality`; a document's score is the sum over query words plus 100 for every
-query word it matched without a typo and 10 more for every query word it matched as a whole word
-(or its stem). So whole-word matches outrank prefix and compound matches, those outrank typo
-matches, documents that match more query words rank higher, and ties are broken by the shorter
-title, then alphabetically.
+The query side (loading the shards, scores in 0..1, the caps on a query's cost) is
+petgen/searchquery.py.
 """
 
 from __future__ import annotations
 
-import bisect
 import re
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-import numpy as np
 import snowballstemmer
-from rapidfuzz.distance import OSA
-from rapidfuzz.process import extract
 
-from petgen.text import collation_key, strip_accents
+from petgen.text import strip_accents
 
 INDEX_VERSION = 1
 FIELDS = ("title", "variants", "keywords", "meaning")
 WEIGHTS = {"title": 8.0, "variants": 5.0, "keywords": 3.0, "meaning": 1.0}
-QUALITY = {"exact": 1.0, "stem": 0.9, "prefix": 0.7, "compound": 0.55, "typo1": 0.45, "typo2": 0.3}
-ALTERNATIVE_STEP = 0.02  # in a word group, each later alternative counts 2 % less than the one before
-NON_TYPO_BONUS = 100.0  # per query word matched without a typo
-EXACT_BONUS = 10.0  # per query word matched as a whole word or stem (not a prefix or compound part)
-PREFIX_FANOUT = 64  # at most this many indexed words complete one prefix
+# Match confidences the query side multiplies a field's confidence by (petgen/searchquery.py); a prefix
+# counts 0.5 + 0.4 × the typed share of the word, so "prefix" here is its most.
+QUALITY = {"exact": 1.0, "stem": 0.9, "prefix": 0.9, "compound": 0.65, "typo1": 0.6, "typo2": 0.5}
 
 STOPWORDS = frozenset(
     "der die das des dem den ein eine einer einen einem eines und oder mit fur von zu zum zur im in am an auf "
@@ -184,169 +173,3 @@ def shard(index: dict[str, Any]) -> dict[str, dict[str, dict[str, list[list[floa
     return dict(sorted(shards.items()))
 
 
-# ---------------------------------------------------------------------------------------------
-# Query side
-
-
-@dataclass
-class Hit:
-    doc: int
-    slug: str
-    title: str
-    meaning: str
-    url: str
-    score: float
-
-
-Postings = tuple[np.ndarray, np.ndarray]  # (docs int32, weights float64)
-
-
-@dataclass
-class SearchIndex:
-    """The index loaded for querying; scores are computed with numpy over all documents at once."""
-
-    docs: list[list[str]]
-    stems: dict[str, Postings]
-    words: dict[str, Postings]
-    parts: dict[str, Postings]
-    vocabulary: list[str] = field(default_factory=list)
-    by_initial: dict[str, list[str]] = field(default_factory=dict)
-    order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # tie-break rank per doc
-
-    @classmethod
-    def from_shards(cls, docs: list[list[str]], shards: Iterable[dict[str, Any]]) -> SearchIndex:
-        index = cls(docs=docs, stems={}, words={}, parts={})
-        for data in shards:
-            for kind in ("stems", "words", "parts"):
-                target = getattr(index, kind)
-                for term, (term_docs, weights) in data[kind].items():
-                    target[term] = (np.asarray(term_docs, dtype=np.int32), np.asarray(weights, dtype=np.float64))
-        index.vocabulary = sorted(index.words)
-        for word in index.vocabulary:
-            index.by_initial.setdefault(word[0], []).append(word)
-        ranked = sorted(range(len(docs)), key=lambda d: (len(docs[d][1]), collation_key(docs[d][1])))
-        index.order = np.empty(len(docs), dtype=np.int64)
-        index.order[ranked] = np.arange(len(docs))
-        return index
-
-    @classmethod
-    def from_index(cls, index: dict[str, Any]) -> SearchIndex:
-        return cls.from_shards(index["docs"], shard(index).values())
-
-    def _prefixed(self, prefix: str) -> list[str]:
-        start = bisect.bisect_left(self.vocabulary, prefix)
-        found = []
-        for word in self.vocabulary[start:start + PREFIX_FANOUT]:
-            if not word.startswith(prefix):
-                break
-            found.append(word)
-        return found
-
-    def _typos(self, word: str) -> list[tuple[str, int]]:
-        """Indexed words within 1 edit (4+ letters) or 2 edits (8+ letters), same first letter."""
-        if len(word) < 4:
-            return []
-        limit = 2 if len(word) >= 8 else 1
-        candidates = self.by_initial.get(word[0], [])
-        matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=None)
-        return [(found, int(distance)) for found, distance, _ in matches if distance > 0]
-
-    def match_word(self, word: str, *, prefix: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Score every document for one query word: (best weighted quality per doc, matched as a whole
-        word or stem, matched without a typo), each an array over all documents."""
-        best = np.zeros(len(self.docs))
-
-        def take(postings: Postings | None, quality: float) -> None:
-            if postings is not None:
-                docs, weights = postings
-                best[docs] = np.maximum(best[docs], weights * quality)
-
-        for stem in stems(word):
-            take(self.stems.get(stem), QUALITY["stem"])
-        take(self.words.get(word), QUALITY["exact"])
-        whole = best > 0
-        for stem in stems(word):
-            take(self.parts.get(stem), QUALITY["compound"])
-        take(self.parts.get(word), QUALITY["compound"])
-        if prefix and len(word) >= 2:
-            for completion in self._prefixed(word):
-                if completion != word:
-                    take(self.words[completion], QUALITY["prefix"])
-        exact = best > 0
-        for found, distance in self._typos(word):
-            take(self.words[found], QUALITY["typo1" if distance == 1 else "typo2"])
-        return best, whole, exact
-
-    def search(self, query: str | list[str] | list[list[str]], *, boosts: dict[int, float] | None = None,
-               allowed: set[int] | frozenset[int] | None = None) -> list[Hit]:
-        """All matching documents, best first; `boosts` add to scores, `allowed` filters."""
-        return self.top(query, None, boosts=boosts, allowed=allowed)[0]
-
-    def top(self, query: str | list[str] | list[list[str]], limit: int | None, *,
-            boosts: dict[int, float] | None = None,
-            allowed: set[int] | frozenset[int] | None = None) -> tuple[list[Hit], int]:
-        """The best `limit` matches (all when None) and the number of all matches.
-
-        A query is text, a list of words, or a list of word groups: the words of a group are
-        alternatives for one concept (`little mouse` → `mäuschen`, `mausi`) and count once.
-        """
-        if isinstance(query, str):
-            groups = [[w] for w in analyze(query)]
-        else:
-            groups = [[g] if isinstance(g, str) else list(g) for g in query]
-        size = len(self.docs)
-        scores = np.zeros(size)
-        matched = np.zeros(size, dtype=bool)
-        seen: set[tuple[str, ...]] = set()
-        for group in groups:
-            if not group or tuple(group) in seen:
-                continue
-            seen.add(tuple(group))
-            best = np.zeros(size)
-            whole = np.zeros(size, dtype=bool)
-            exact = np.zeros(size, dtype=bool)
-            for position, word in enumerate(group):
-                word_best, word_whole, word_exact = self.match_word(word)
-                factor = 1.0 - ALTERNATIVE_STEP * position  # the first alternative is the preferred one
-                np.maximum(best, word_best * factor, out=best)
-                whole |= word_whole
-                exact |= word_exact
-            scores += best + NON_TYPO_BONUS * exact + EXACT_BONUS * whole
-            matched |= best > 0
-        if allowed is not None:
-            mask = np.zeros(size, dtype=bool)
-            mask[np.fromiter(allowed, dtype=np.int64, count=len(allowed))] = True
-            matched &= mask
-        if boosts:
-            docs = np.fromiter(boosts, dtype=np.int64, count=len(boosts))
-            scores[docs] += np.fromiter(boosts.values(), dtype=np.float64, count=len(boosts))
-        return self._ranked(scores, matched, limit)
-
-    def rank_docs(self, scores: dict[int, float], limit: int | None = None,
-                  allowed: set[int] | frozenset[int] | None = None) -> tuple[list[Hit], int]:
-        """Hits for given document scores, in the engine's order (when there is nothing to search)."""
-        array = np.zeros(len(self.docs))
-        matched = np.zeros(len(self.docs), dtype=bool)
-        for doc, score in scores.items():
-            if allowed is None or doc in allowed:
-                array[doc] = score
-                matched[doc] = True
-        return self._ranked(array, matched, limit)
-
-    def _ranked(self, scores: np.ndarray, matched: np.ndarray, limit: int | None) -> tuple[list[Hit], int]:
-        candidates = np.flatnonzero(matched)
-        total = len(candidates)
-        rounded = np.round(scores[candidates], 6)
-        if limit is not None and total > limit:
-            # keep everything that scores at least the limit-th best, ties included, then sort those
-            threshold = np.partition(rounded, total - limit)[total - limit]
-            keep = rounded >= threshold
-            candidates, rounded = candidates[keep], rounded[keep]
-        ranked = candidates[np.lexsort((self.order[candidates], -rounded))]
-        if limit is not None:
-            ranked = ranked[:limit]
-        return [self.hit(int(doc), float(scores[doc])) for doc in ranked], total
-
-    def hit(self, doc: int, score: float) -> Hit:
-        slug, title, meaning, url = self.docs[doc]
-        return Hit(doc, slug, title, meaning, url, round(score, 3))

@@ -37,6 +37,7 @@ from runtime.lazymcp import LazyMcp
 from runtime.mcp_transport import McpErrorEnvelope
 from runtime.metrics import ENV as METRICS_DIR, Metrics
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
+from runtime.netlify import SignedProxy
 from runtime.nonces import NonceCache
 from runtime.observe import Observed
 from runtime.params import shown
@@ -376,7 +377,9 @@ class PetgenApp:
         self.bots = BotVerifier(nonces=NonceCache(self.shared), trusted_proxies=settings.trusted_proxies)
         self.runtime.when_loaded(lambda dist: self.bots.load(dist.bots))
         self.ratelimit = RateLimitMiddleware(inner, limit=settings.rate_limit, window=settings.rate_window,
-                                             trusted_proxies=settings.trusted_proxies, bots=self.bots)
+                                             trusted_proxies=settings.trusted_proxies, bots=self.bots,
+                                             signed_proxy=SignedProxy(settings.netlify_signing_secret)
+                                             if settings.netlify_signing_secret else None)
         if self.shared is not None:
             self.ratelimit.shared = SharedWindowCounter(self.shared, self.ratelimit.store)
         # CORS outermost: even a 429 can be read by a browser; on /mcp, a 429 or 413 is a JSON-RPC error too.

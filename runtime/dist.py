@@ -13,12 +13,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
-from petgen.content import Site, facet_matches
+from petgen.content import Site
 from petgen.dist import MANIFEST
 from petgen.lexicon import Lexicon
-from petgen.search import SearchIndex, words
+from petgen.search import words
+from petgen.searchquery import SearchIndex
 from runtime.files import BuildDir, Headers, LargeFile, Routes, StaticFile, prepared_file
 from runtime.routes import RouteTable
 from runtime.summaries import Summaries
@@ -55,27 +57,24 @@ class Dist:
     def slugs(self) -> set[str]:
         return set(self.items.slugs())
 
-    @cached_property
-    def in_category(self) -> dict[str, frozenset[int]]:
-        """Category slug -> documents (indexes into items and the search index's docs); an alias
-        category's documents are those with its facet value."""
-        return {c: frozenset(self.items.with_value("category", c).tolist()) for c in self.categories}
-
-    def in_facet(self, name: str, value: str) -> frozenset[int]:
-        """Documents with a facet value (`relationship` `partner`)."""
-        key = (name, value)
-        found = self._in_facet.get(key)
+    def mask(self, kind: str, value: str) -> np.ndarray:
+        """Documents as a boolean array over all documents: `kind` is "mood", "category" or a facet."""
+        key = (kind, value)
+        found = self._masks.get(key)
         if found is None:
-            found = self._in_facet[key] = frozenset(self.items.with_value(name, value).tolist())
+            found = np.zeros(len(self.items), dtype=bool)
+            found[self.items.with_value(kind, value)] = True  # the summaries' filter index (runtime/summaries.py)
+            self._masks[key] = found
         return found
 
     @cached_property
-    def _in_facet(self) -> dict[tuple[str, str], frozenset[int]]:
+    def _masks(self) -> dict[tuple[str, str], np.ndarray]:
         return {}
 
     @cached_property
-    def in_mood(self) -> dict[str, frozenset[int]]:
-        return {m: frozenset(self.items.with_value("mood", m).tolist()) for m in self.moods}
+    def classic_mask(self) -> np.ndarray:
+        """1.0 for the classics (category klassiker), 0.0 for the others."""
+        return self.mask("category", "klassiker").astype(np.float64)
 
     @cached_property
     def docs_by_title(self) -> dict[str, list[int]]:

@@ -12,7 +12,8 @@ until the current window resets, 0..window) and the IETF `RateLimit-Policy` / `R
 (draft-ietf-httpapi-ratelimit-headers, `t` = the same seconds); over budget, 429 `rate_limited`
 with `Retry-After` (seconds until a request will be allowed again).
 
-Budgets: anonymous clients by IP (`"per-ip"`, the `limit` setting); a bot whose Web Bot Auth signature
+Budgets: anonymous clients by IP (`"per-ip"`, the `limit` setting; behind Netlify, the client address of a
+request Netlify signed, runtime/netlify.py); a bot whose Web Bot Auth signature
 verifies (runtime/botauth.py) by its name, with its registered quota (`"bot"`). The counts live in this
 process (`WindowCounter`) or, with a Redis URL, in Redis (runtime/sharedcounter.py), where every replica
 counts the same budget, with this process's counter as the fallback while Redis is away.
@@ -158,6 +159,12 @@ class BotIdentity(Protocol):
     async def verify(self, scope: dict[str, Any]) -> tuple[Bot | None, bytes]: ...
 
 
+class ProxySignature(Protocol):
+    """What the limiter needs from a CDN's signed proxy (runtime/netlify.py)."""
+
+    def client_address(self, scope: dict[str, Any]) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None: ...
+
+
 @dataclass(frozen=True)
 class Bot:
     name: str
@@ -167,7 +174,8 @@ class Bot:
 class RateLimitMiddleware:
     def __init__(self, app: Callable[..., Any], *, limit: int, window: int = 60,
                  trusted_proxies: tuple[Network, ...] = (), clock: Callable[[], float] = time.time,
-                 max_keys: int = MAX_KEYS, shared: CountStore | None = None, bots: BotIdentity | None = None) -> None:
+                 max_keys: int = MAX_KEYS, shared: CountStore | None = None, bots: BotIdentity | None = None,
+                 signed_proxy: ProxySignature | None = None) -> None:
         self.app = app
         self.limit = limit
         self.window = window
@@ -175,6 +183,7 @@ class RateLimitMiddleware:
         self.store = WindowCounter(limit, window, clock, max_keys)
         self.shared = shared  # the Redis counter, which falls back to `store`
         self.bots = bots
+        self.signed_proxy = signed_proxy
         self._policies: dict[tuple[str, int], tuple[bytes, bytes, bytes]] = {}
         self.ip_policy = self._policy(POLICY, limit)
 
@@ -204,7 +213,7 @@ class RateLimitMiddleware:
         if bot is not None:
             key, limit, policy = f"bot:{bot.name}", bot.quota, self._policy(BOT_POLICY, bot.quota)
         else:
-            key, limit, policy = client_ip(scope, self.trusted), self.limit, self.ip_policy
+            key, limit, policy = self.client_key(scope), self.limit, self.ip_policy
         scope[RATE_KEY] = key  # for the access log (runtime/observe.py)
         if self.shared is None:
             allowed, left, resets, retry = self.store.count(key, limit)
@@ -223,6 +232,14 @@ class RateLimitMiddleware:
         if status:
             headers.append((BOT_HEADER, status))
         return allowed, headers
+
+    def client_key(self, scope: dict[str, Any]) -> str:
+        """The per-IP budget's key: the client a signed proxy vouches for, else `client_ip`."""
+        if self.signed_proxy is not None:
+            address = self.signed_proxy.client_address(scope)
+            if address is not None:
+                return _key(address)
+        return client_ip(scope, self.trusted)
 
     async def reject(self, send: Callable[..., Any], headers: list[tuple[bytes, bytes]]) -> None:
         """Answer 429 with the headers from `evaluate`."""

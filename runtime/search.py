@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from petgen.resources import license_of
-from petgen.search import Hit, analyze
-from runtime.ask import understand
+from petgen.searchquery import Hit
+from runtime.understanding import understand
 from runtime.dist import Dist
 from runtime.params import BadRequest, query_params, whole_number
 
@@ -39,8 +39,12 @@ def hit_item(hit: Hit) -> dict[str, Any]:
 
 def search_results(q: str, limit: int, dist: Dist) -> dict[str, Any]:
     """Words as /ask reads them (question words dropped, English mapped to German through the
-    lexicon), searched without /ask's category filters."""
-    groups = understand(q, dist.lexicon_index, dist.title_words).words or [[w] for w in analyze(q)]
+    lexicon, the words that come with an intent kept), searched without /ask's filters; with no
+    match, `suggestions` lists the titles nearest to the query (did you mean)."""
+    meaning = understand(q, dist.lexicon_index, dist.title_words)
+    groups = meaning.words + meaning.topics or q
     hits, total = dist.search.top(groups, limit)
-    return {"query": q, "items": [hit_item(h) for h in hits], "total": total, "limit": limit,
-            **license_of(dist.site)}
+    body: dict[str, Any] = {"query": q, "items": [hit_item(h) for h in hits], "total": total, "limit": limit}
+    if not hits:
+        body["suggestions"] = [hit_item(h) for h in dist.search.suggest(q)]
+    return {**body, **license_of(dist.site)}

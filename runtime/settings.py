@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from petgen.redirects import SIGNING_SECRET_ENV, parse_signing_secret
 from runtime.cors import normalise_origin
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -99,6 +100,9 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()  # origins a browser may call from; empty: any (CORS `*`)
     allowed_hosts: tuple[str, ...] = ()  # Host headers /mcp answers besides the base URL's and the runtime origin's
     redis_url: str | None = None  # the shared store of several replicas (rate limits, bot nonces, webhooks)
+    # The secret Netlify signs proxied requests with (PETGEN_NETLIFY_SIGNING_SECRET; runtime/netlify.py): with it, a
+    # signed request is keyed by the client address Netlify sends. Kept out of repr, so it is never logged.
+    netlify_signing_secret: str | None = field(default=None, repr=False)
     # Slow and idle clients, and logging (docs/operations.md; env: PETGEN_HEADER_TIMEOUT, PETGEN_BODY_TIMEOUT,
     # PETGEN_KEEPALIVE_TIMEOUT, PETGEN_MAX_CONNECTIONS, PETGEN_LOG_LEVEL). Timeouts in seconds; connections per process.
     header_timeout: float = 10.0  # from connect (or a keep-alive request's first byte) to the end of the headers
@@ -118,9 +122,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
-        """Read PETGEN_DIST, PETGEN_CONTENT, PETGEN_STATE_DIR, PETGEN_RATE_LIMIT, PETGEN_TRUSTED_PROXIES,
-        PETGEN_MAX_BODY, PETGEN_ALLOWED_ORIGINS, PETGEN_REDIS_URL, the timeouts and log level, and those of
-        `environment_only`."""
+        """Read every PETGEN_* variable of docs/operations.md#settings (those of `environment_only` included);
+        `to_env` writes them back."""
         env = os.environ if environ is None else environ
         defaults = cls()
         return cls(
@@ -132,6 +135,7 @@ class Settings:
             max_body=_int(env, "PETGEN_MAX_BODY", defaults.max_body),
             allowed_origins=parse_origins(env.get("PETGEN_ALLOWED_ORIGINS", "")),
             redis_url=parse_redis_url(env.get("PETGEN_REDIS_URL", "")),
+            netlify_signing_secret=parse_signing_secret(env.get(SIGNING_SECRET_ENV)),
             header_timeout=_seconds(env, "PETGEN_HEADER_TIMEOUT", defaults.header_timeout),
             body_timeout=_seconds(env, "PETGEN_BODY_TIMEOUT", defaults.body_timeout),
             keepalive_timeout=_seconds(env, "PETGEN_KEEPALIVE_TIMEOUT", defaults.keepalive_timeout),
@@ -163,6 +167,7 @@ class Settings:
             "PETGEN_WEBHOOK_ALLOW_LOOPBACK": "1" if self.webhook_allow_loopback else "0",
             "PETGEN_REDIS_TIMEOUT_MS": str(round(self.redis_timeout * 1000)),
             "PETGEN_STATIC_CACHE_MB": repr(self.static_cache / (1024 * 1024)),
+            "PETGEN_NETLIFY_SIGNING_SECRET": self.netlify_signing_secret or "",
         }
 
 

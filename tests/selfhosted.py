@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import orjson
 import pytest
 
 from tests.conftest import REPO
@@ -65,7 +66,8 @@ def _wait_until(process: subprocess.Popen[bytes], ready: Callable[[], bool], wha
 
 @dataclass
 class Replica:
-    """One runtime process: `uvicorn --factory runtime.app:create_app`, its settings from the environment."""
+    """One runtime process as docs/deploy.md runs it: `petgen serve --server granian`, every setting from the
+    environment."""
 
     name: str
     port: int
@@ -81,15 +83,14 @@ class Replica:
         log = self.workdir / f"{self.name}.log"
         with log.open("ab") as out:  # the child keeps its own copy of the descriptor
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "uvicorn", "runtime.app:create_app", "--factory", "--host", "127.0.0.1",
-                 "--port", str(self.port), "--no-proxy-headers", "--no-server-header", "--no-access-log",
-                 "--timeout-keep-alive", "5", "--log-level", "warning"],
-                cwd=REPO, env=self.env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+                [sys.executable, "-m", "petgen", "serve", "--server", "granian"],
+                cwd=REPO, env={**self.env, "PETGEN_PORT": str(self.port)}, stdin=subprocess.DEVNULL, stdout=out,
+                stderr=subprocess.STDOUT, start_new_session=True)  # its group: the server and its worker
         _wait_until(self.process, lambda: _answers(self.url + "/api/status"), f"replica {self.name}", log)
         return self
 
     def stop(self, sig: signal.Signals = signal.SIGTERM) -> None:
-        """SIGTERM: uvicorn finishes what is in flight, then exits. SIGKILL: gone at once."""
+        """SIGTERM: the server finishes what is in flight, then exits. SIGKILL: gone at once."""
         _stop(self.process, sig)
         self.process = None
 
@@ -150,8 +151,10 @@ class Stack:
 def replica_env(dist: Path, redis_url: str, state_dir: Path, **extra: str) -> dict[str, str]:
     """The settings a replica behind nginx needs (docs/deploy.md's table)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PETGEN_")}
+    base_url = orjson.loads((dist / "_manifest.json").read_bytes())["base_url"]
     return {**env, "PETGEN_DIST": str(dist), "PETGEN_REDIS_URL": redis_url, "PETGEN_STATE_DIR": str(state_dir),
-            "PETGEN_TRUSTED_PROXIES": "127.0.0.1/32", "PETGEN_LOG_LEVEL": "warning",
+            "PETGEN_BASE_URL": base_url, "PETGEN_CONTENT": str(state_dir / "no-content"),  # serve dist as built
+            "PETGEN_HOST": "127.0.0.1", "PETGEN_TRUSTED_PROXIES": "127.0.0.1/32", "PETGEN_LOG_LEVEL": "warning",
             # the tests count exactly: give Redis time rather than fall back to a per-process count
             "PETGEN_REDIS_TIMEOUT_MS": "2000", **extra}
 
@@ -187,9 +190,10 @@ def _stop(process: subprocess.Popen[bytes] | None, sig: signal.Signals) -> None:
     """Signal a process that still runs and wait for it; kill it if it takes over 15 s."""
     if process is None or process.poll() is not None:
         return
-    process.send_signal(sig)
+    group = os.getpgid(process.pid) == process.pid  # a replica leads its group: signal its workers too
+    os.killpg(process.pid, sig) if group else process.send_signal(sig)
     try:
         process.wait(timeout=15)
     except subprocess.TimeoutExpired:
-        process.kill()
+        os.killpg(process.pid, signal.SIGKILL) if group else process.kill()
         process.wait(timeout=15)

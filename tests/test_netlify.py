@@ -28,6 +28,7 @@ import orjson
 import pytest
 
 from petgen.build import build
+from petgen.redirects import SIGNING_SECRET_ENV
 from petgen.security import SECURITY_HEADERS
 from tests.conftest import REPO
 from tests.runtime.test_server import free_port, running_server
@@ -39,6 +40,7 @@ LOOPBACK = REPO / "deploy" / "loopback.cjs"
 STARTUP = 120  # seconds; the CLI loads ~1,200 packages and usually answers within 5 to 20
 MCP_HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 APP = "https://app.example"
+SECRET = "the-site-s-proxy-signing-secret-0123456789abcdef"  # in the emulator's and the runtime's environment
 
 
 @dataclass(frozen=True)
@@ -98,17 +100,20 @@ def _answers(url: str) -> bool:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     """The real content built as `python build.py` builds it on Netlify: strict, with the emulator's URL as base
-    URL and the live runtime as runtime origin; the project's netlify.toml beside it."""
+    URL, the live runtime as runtime origin and signed proxy rules; the project's netlify.toml beside it."""
     root = tmp_path_factory.mktemp("netlify")
     project, home = root / "project", root / "home"
     project.mkdir()
     home.mkdir()
     shutil.copy(REPO / "netlify.toml", project / "netlify.toml")
+    # The secret the emulator signs proxied requests with: a site's environment variable on Netlify; `netlify dev`
+    # reads it from .env (not from its own environment) and warns, unsigned, without it.
+    (project / ".env").write_text(f"{SIGNING_SECRET_ENV}={SECRET}\n")
     cdn_port, runtime_port = free_port(), free_port()
     cdn = f"http://127.0.0.1:{cdn_port}"
     build(REPO / "content", project / "dist", base_url=cdn, strict=True,
-          runtime_origin=f"http://127.0.0.1:{runtime_port}")
-    with running_server(project / "dist", runtime_port, rate_limit=100_000) as runtime, \
+          runtime_origin=f"http://127.0.0.1:{runtime_port}", signed_proxies=True)
+    with running_server(project / "dist", runtime_port, rate_limit=100_000, netlify_signing_secret=SECRET) as runtime, \
             netlify_dev(project, cdn_port, home) as proxied:
         yield Site(proxied, runtime, project / "dist")
 
@@ -346,3 +351,25 @@ def test_the_emulator_does_not_enforce_netlify_rate_limits(site: Site) -> None:
     with httpx.Client(base_url=site.cdn, timeout=30) as cdn:
         assert {cdn.get("/api/categories").status_code for _ in range(70)} == {200}
         assert cdn.get("/gibt/es/nicht").status_code == 404
+
+
+def test_netlify_signs_what_it_proxies_so_each_client_has_its_own_budget(site: Site) -> None:
+    """The emulator signs every proxied request as Netlify does (X-Nf-Sign: HS256 with the secret in
+    PETGEN_NETLIFY_SIGNING_SECRET, issuer `netlify`, 5 minutes), and the runtime verifies it. The emulator sets no
+    X-Nf-Client-Connection-Ip (Netlify's edge does, from the connection), so the test sends it in Netlify's place."""
+    limit = 100_000
+
+    def remaining(client: httpx.Client, address: str) -> int:
+        response = client.get("/api/names?limit=3", headers={"x-nf-client-connection-ip": address})
+        assert response.status_code == 200
+        return int(response.headers["x-ratelimit-remaining"])
+
+    with httpx.Client(base_url=site.cdn, timeout=30) as cdn, httpx.Client(base_url=site.runtime, timeout=30) as rt:
+        alice, bob, mallory = "203.0.113.10", "2001:db8:10:20::1", "203.0.113.12"
+        assert remaining(cdn, alice) == limit - 1  # a budget of alice's own, behind the one "edge"
+        assert remaining(cdn, alice) == limit - 2
+        assert remaining(cdn, bob) == limit - 1
+        assert remaining(cdn, "2001:db8:10:20::2") == limit - 2  # bob's /64
+        remaining(rt, mallory)  # unsigned, straight to the runtime: counted against the peer, not mallory
+        assert remaining(cdn, mallory) == limit - 1  # mallory's own budget was never touched
+    assert f"200! Sign={SIGNING_SECRET_ENV}\n" in (site.dist / "_redirects").read_text()

@@ -33,16 +33,18 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @contextlib.contextmanager
-def petgen_serve(dist: Path, workdir: Path, *args: str) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+def petgen_serve(dist: Path, workdir: Path, *args: str, host: str = "127.0.0.1",
+                 base_url: str | None = "http://127.0.0.1") -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
     """`petgen serve` in its own process group; yields its base URL, the process and its stderr file."""
     port = free_port()
     log = workdir / f"serve-{port}.log"
     with log.open("wb") as stderr:
         process = subprocess.Popen(
             [sys.executable, "-m", "petgen", "serve", "--dist", str(dist), "--content", str(workdir / "none"),
-             "--port", str(port), "--base-url", "http://127.0.0.1", "--state-dir", str(workdir / "state"), *args],
+             "--host", host, "--port", str(port), *(("--base-url", base_url) if base_url else ()),
+             "--state-dir", str(workdir / "state"), *args],
             cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -170,3 +172,30 @@ def test_a_failing_check_shows_in_the_metrics(site: Path, tmp_path: Path) -> Non
             httpx.get(f"{base}/api/names/apfel")
             time.sleep(0.2)
         assert httpx.get(f"{base}/api/status").json()["status"] == "degraded"
+
+
+@pytest.mark.parametrize("server", ["uvicorn", "granian"])
+def test_a_websocket_upgrade_is_answered_as_the_http_request_it_is(site: Path, tmp_path: Path, server: str) -> None:
+    """No endpoint speaks WebSocket: the server ignores Upgrade (RFC 9110 allows it) and the runtime answers
+    with its own status and envelope instead of a bare 403."""
+    upgrade = {"connection": "Upgrade", "upgrade": "websocket", "sec-websocket-version": "13",
+               "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ=="}
+    with petgen_serve(site, tmp_path, "--server", server) as (base, _, _log):
+        mcp = httpx.get(f"{base}/mcp", headers=upgrade)
+        name = httpx.get(f"{base}/api/names/apfel", headers=upgrade)
+    assert mcp.status_code == 405 and mcp.headers["content-type"].startswith("application/json")
+    assert mcp.json()["error"]["data"]["code"] == "method_not_allowed"  # a JSON-RPC error, as on /mcp always
+    assert name.status_code == 200 and name.json()["slug"] == "apfel"
+
+
+def test_an_ipv6_listener_builds_its_urls_with_brackets(tmp_path: Path) -> None:
+    with socket.socket(socket.AF_INET6) as probe:
+        try:
+            probe.bind(("::1", 0))
+        except OSError:
+            pytest.skip("no IPv6 loopback on this machine")
+    content = write_site(tmp_path / "content")
+    dist = tmp_path / "dist"
+    with petgen_serve(dist, tmp_path, "--content", str(content), host="::1", base_url=None) as (base, _, _log):
+        page = httpx.get(f"{base}/api/names?limit=1").json()
+    assert base.startswith("http://[::1]:") and page["nextUrl"].startswith(f"{base}/api/names?")

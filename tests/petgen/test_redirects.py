@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from petgen.cli import cli
-from petgen.redirects import DYNAMIC, parse_runtime_origin, render_redirects
+from petgen.redirects import DYNAMIC, SIGNING_SECRET_ENV, parse_runtime_origin, render_redirects
 from petgen.resources import LIST_PARAMS
 from tests.conftest import REPO
 
@@ -116,6 +116,40 @@ def test_every_clean_url_still_rewrites_to_its_file(dist: Path) -> None:
     for route, info in routes.items():
         if "?" not in route and route.startswith("/api/") and route not in ("/api/names", "/api/status"):
             assert f"\n{route} /{info['file']} 200\n" in text
+
+
+def test_signed_proxies_sign_every_rule_to_the_runtime_and_nothing_else(dist: Path) -> None:
+    """`Sign=VAR` ends each proxy rule (Netlify's redirect parser reads it as netlify.toml's `signed = "VAR"`);
+    rules to files stay as they were, in the same order."""
+    plain, signed = (rules_of(render_redirects(routes_of(dist), ORIGIN, signed=sign)) for sign in (False, True))
+    assert len(plain) == len(signed)
+    proxies = 0
+    for before, after in zip(plain, signed):
+        if before[-2].startswith(ORIGIN + "/"):
+            assert after == [*before, f"Sign={SIGNING_SECRET_ENV}"]
+            proxies += 1
+        else:
+            assert after == before
+    assert proxies >= 10
+    assert "Sign=" not in render_redirects(routes_of(dist), None, signed=True)  # no runtime origin, no proxies
+
+
+def test_the_build_signs_when_the_secret_is_in_its_environment(content: Path, tmp_path: Path) -> None:
+    runner, out = CliRunner(), tmp_path / "dist"
+    args = ["build", "--content", str(content), "--out", str(out)]
+    result = runner.invoke(cli, args, env={"PETGEN_RUNTIME_ORIGIN": ORIGIN, SIGNING_SECRET_ENV: "k" * 32})
+    assert result.exit_code == 0, result.output
+    assert f"Proxy rules to {ORIGIN}: signed with the secret in {SIGNING_SECRET_ENV}." in result.output
+    assert f"/ask {ORIGIN}/ask 200! Sign={SIGNING_SECRET_ENV}\n" in (out / "_redirects").read_text()
+    assert orjson.loads((out / "_manifest.json").read_bytes())["signed_proxies"] is True
+    assert "k" * 32 not in (out / "_redirects").read_text()  # the name of the variable, never its value
+    result = runner.invoke(cli, args, env={"PETGEN_RUNTIME_ORIGIN": ORIGIN, SIGNING_SECRET_ENV: ""})
+    assert result.exit_code == 0 and "not signed" in result.output
+    assert "Sign=" not in (out / "_redirects").read_text()
+    assert "signed_proxies" not in orjson.loads((out / "_manifest.json").read_bytes())
+    result = runner.invoke(cli, args, env={"PETGEN_RUNTIME_ORIGIN": ORIGIN, SIGNING_SECRET_ENV: "too short"})
+    assert result.exit_code == 1
+    assert f"Error: {SIGNING_SECRET_ENV} must be at least 32 bytes long, not 9" in result.output
 
 
 @pytest.mark.parametrize(("value", "origin"), [

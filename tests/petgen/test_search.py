@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from petgen.search import Document, SearchIndex, analyze, build_index, shard, words
+import petgen.searchquery as engine
+from petgen.search import Document, analyze, build_index, shard, words
+from petgen.searchquery import SearchIndex
 
 TITLES = {
     "Bärchen": ["Bärli", "Bärle"], "Bär": [], "Mäuschen": ["Mäuslein"], "Maus": ["Mausi"],
@@ -73,18 +75,29 @@ def test_typos_one_edit_from_four_two_from_eight(index: SearchIndex) -> None:
 
 def test_exact_always_above_fuzzy(index: SearchIndex) -> None:
     hits = index.search("haus")
-    assert hits[0].title == "Haus"
-    assert all(h.score < 100 for h in hits[1:])  # Maus etc. only by typo
-    maus = index.search("maus")
-    assert maus[0].title == "Maus" and all(h.title != "Haus" or h.score < 100 for h in maus)
+    assert hits[0].title == "Haus" and hits[0].score == 1.0
+    assert titles(index, "maus")[0] == "Maus" and "Haus" not in titles(index, "maus")  # a known word: no typos
 
 
-def test_field_weights_title_variants_keywords_meaning(index: SearchIndex) -> None:
+def test_scores_are_confidences_from_0_to_1(index: SearchIndex) -> None:
+    """field × match, the mean over the query's groups: comparable whatever the query."""
     scores = {h.title: h.score for h in index.search("mausi")}
-    assert scores["Maus"] > 100  # variant
-    scores = {h.title: h.score for h in index.search("mouse")}
-    assert scores["Maus"] == pytest.approx(113.0)  # keyword weight 3, + 100 without typo, + 10 whole word
-    assert index.search("kosename")[0].score == pytest.approx(111.0)  # meaning weight 1
+    assert scores["Maus"] == pytest.approx(0.9)  # variant, whole word
+    assert {h.title: h.score for h in index.search("mouse")}["Maus"] == pytest.approx(0.8)  # keyword
+    assert index.search("kosename")[0].score == pytest.approx(0.45)  # meaning
+    assert {h.title: h.score for h in index.search("Libling")}["Liebling"] == pytest.approx(0.6)  # one typo
+    assert {h.title: h.score for h in index.search("Hertzblat")}["Herzblatt"] == pytest.approx(0.5)  # two
+    prefix = {h.title: h.score for h in index.search("kusch")}
+    assert prefix["Kuschelbär"] == pytest.approx(0.5 + 0.4 * 5 / 10)  # typed 5 of 10 letters
+    both = {h.title: h.score for h in index.search("maus herzblatt")}
+    assert both["Maus"] == pytest.approx(0.5) and both["Herzblatt"] == pytest.approx(0.5)  # one of two words
+    for query in ("bär", "ma", "zuckermaus", "bärchen mausi kosename", "Hertzblat"):
+        assert all(0 < h.score <= 1 for h in index.search(query))
+
+
+def test_groups_that_match_nothing_are_left_out(index: SearchIndex) -> None:
+    docs, scores, unmatched = index.scored("maus qwxyz")
+    assert unmatched == [["qwxyz"]] and max(scores) == 1.0
 
 
 def test_ties_broken_by_title_and_deterministic(index: SearchIndex) -> None:
@@ -95,13 +108,13 @@ def test_ties_broken_by_title_and_deterministic(index: SearchIndex) -> None:
 
 def test_word_groups_count_once(index: SearchIndex) -> None:
     both = {h.title: h.score for h in index.search([["mauschen", "mausi"]])}
-    assert both["Mäuschen"] == pytest.approx(118.0)  # title 8 + 100 + 10, counted once for the group
-    assert both["Maus"] == pytest.approx(114.9)  # variant Mausi: 5 × 0.98 (second alternative) + 110
+    assert both["Mäuschen"] == pytest.approx(1.0)  # the title, counted once for the group
+    assert both["Maus"] == pytest.approx(0.9 * 0.98)  # variant Mausi, the second alternative
 
 
 def test_exact_word_above_same_stem(index: SearchIndex) -> None:
     scores = {h.title: h.score for h in index.search("schatzi")}
-    assert scores["Schatz"] == pytest.approx(115.0)  # the variant Schatzi itself: 5 × 1.0 + 110
+    assert scores["Schatz"] == pytest.approx(0.9)  # the variant Schatzi itself
     assert titles(index, "Schatz")[0] == "Schatz"
 
 
@@ -133,6 +146,45 @@ def test_shards_are_by_prefix_and_roundtrip(index: SearchIndex) -> None:
 
 def test_whole_words_above_prefixes_and_compounds(index: SearchIndex) -> None:
     scores = {h.title: h.score for h in index.search("maus")}
-    assert scores["Maus"] == pytest.approx(118.0)
-    assert scores["Zuckermaus"] == pytest.approx(8 * 0.55 + 100)  # compound part: no whole-word bonus
-    assert scores["Maus"] - scores["Zuckermaus"] > 10
+    assert scores["Maus"] == pytest.approx(1.0)
+    assert scores["Zuckermaus"] == pytest.approx(0.65)  # compound part
+    assert scores["Maus"] > scores["Mausebär"]
+
+
+def many(count: int, word: str) -> SearchIndex:
+    """An index of `count` documents whose titles all start with `word` (and share a typo neighbourhood)."""
+    docs = [Document(f"d{i}", f"{word}{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{i}", "m", "u",
+                     {"title": [f"{word}{chr(97 + i % 26)}{chr(97 + i // 26 % 26)}{i}"], "meaning": ["gemeinsam"]})
+            for i in range(count)]
+    return SearchIndex.from_index(build_index(docs))
+
+
+def test_prefix_expansion_is_capped() -> None:
+    big = many(3 * engine.PREFIX_FANOUT + 40, "kuschel")
+    for prefix in ("ku", "kus", "kusche", "kuschela"):
+        found = big.completions(prefix)
+        assert 0 < len(found) <= engine.PREFIX_FANOUT
+        assert [len(w) for w in found] == sorted(len(w) for w in found)  # the shortest first
+    assert len(big.search("kusch")) <= engine.PREFIX_FANOUT
+
+
+def test_fuzzy_candidates_and_matches_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    big = many(400, "maus")
+    monkeypatch.setattr(engine, "FUZZY_SCAN", 50)
+    assert len(big.fuzzy_candidates("mausab1", 2)) <= 50
+    typos = big.typos("mausxy12")  # not indexed: close to many titles
+    assert 0 < len(typos) <= engine.FUZZY_MATCHES
+    assert big.typos("mausaa0") == []  # an indexed word is not looked up for typos
+
+
+def test_top_k_without_sorting_everything() -> None:
+    big = many(500, "herz")
+    hits, total = big.top("gemeinsam", 7)
+    assert total == 500 and len(hits) == 7
+    assert [h.title for h in hits] == [h.title for h in big.search("gemeinsam")[:7]]
+
+
+def test_did_you_mean_from_titles(index: SearchIndex) -> None:
+    assert [h.title for h in index.suggest("Hertzbladd")][:1] == ["Herzblatt"]
+    assert [h.title for h in index.suggest("Honey Buny")][:1] == ["Honey Bunny"]
+    assert index.suggest("zz") == []

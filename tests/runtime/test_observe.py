@@ -114,6 +114,7 @@ def test_settings_survive_the_trip_to_a_worker_process() -> None:
                         redis_url="redis://127.0.0.1:1/0", header_timeout=1.5, body_timeout=2.5,
                         keepalive_timeout=3.5, max_connections=9, log_level="debug", log_format="json",
                         access_log=False, metrics_port=9464, graceful_timeout=4.5, redis_timeout=0.02, dist_poll=0.5,
-                        webhook_retry_scale=0.001, webhook_allow_loopback=True)
+                        webhook_retry_scale=0.001, webhook_allow_loopback=True,
+                        netlify_signing_secret="s" * 40)
     assert Settings.from_env(settings.to_env()) == settings
     assert Settings.from_env(Settings().to_env()) == Settings()

@@ -1,0 +1,279 @@
+"""How `/ask` reads a question and ranks entries for it (runtime/ask.py sends the answer).
+
+**Reading.** The question's words are folded like the index (petgen/search.py) and matched
+against `content/lexicon.yml`, longest phrase first (up to four words), exactly or by German stem
+(`frecher` → `frech`). A phrase can ask for facet values (relationship, gender, region, language),
+a category, a mood, or stand for German words to search for (translations and traits: `little
+mouse` → Mäuschen, `schläft gern` → Langschläfer, Schlafmütze). Several values of one facet
+are a union ("Wien oder Bayern"). A phrase that is also an entry's title (`Baby`, `Kumpel`) is
+searched for as a name, and its intents only boost, unless it follows "für"/"for"/"zu"/"to"
+("für ein Baby"). Filler, words of one or two letters and words that match no entry are ignored
+and reported; a word that only occurs in meanings is ignored when the question says more.
+
+**Ranking.** Each entry gets a score in 0..1: the weighted mean of how well it matches each word
+group (confidence from petgen/searchquery.py; weight 1, or 0.5 for a topic word that comes with an
+intent, like `Blume` with the category natur) and of each intent it satisfies (weight 0.5; for
+gender, a name for anyone counts 0.75), times 0.95, plus 0.05 if the name is a classic. Intents
+filter: only entries that satisfy all of them are answered. When fewer than `limit` entries above
+the confidence floor (`FLOOR`) would be left, filters are relaxed one at a time in `RELAX_ORDER`
+(mood, category, language, region, gender, relationship); a relaxed intent still counts in the
+score, and `_meta.relaxed` names it. Entries below the floor are never answered: a question the
+knowledge base cannot answer confidently gets an empty result and a hint.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from petgen.content import EVERY_REGION
+from petgen.lexicon import Lexicon
+from petgen.search import analyze, stems, words
+from petgen.searchquery import Group, Hit
+from runtime.dist import Dist
+
+FLOOR = 0.4  # no answer scores below this
+WEAK = 0.5  # a word group no entry matches better than this (meanings only) is dropped when there is more
+INTENT_WEIGHT = 0.5
+SOFT_WEIGHT = 0.1  # an intent that comes with an entry's title ("Baby"): a tie-breaker, not a filter
+TOPIC_WEIGHT = 0.5
+ANYONE = 0.75  # a name for anyone, when a gender was asked for
+CLASSIC_SHARE = 0.05
+FACETS = ("relationship", "gender", "region", "language")
+RELAX_ORDER = ("mood", "category", "language", "region", "gender", "relationship")
+RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
+MAX_PHRASE = 4
+MIN_WORD = 3
+
+# "what does X mean", "was bedeutet X", … — X is the name asked about.
+DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
+    r"\bwhat(?:'s| is| does)?\s+(?:the\s+)?(?:meaning|origin)\s+of\s+(?P<x>.+)",
+    r"\bwhat\s+does\s+(?P<x>.+?)\s+(?:mean|stand for)\b",
+    r"\bwhere\s+does\s+(?P<x>.+?)\s+come\s+from\b",
+    r"\bwhat\s+is\s+(?:an?\s+)?(?P<x>.+?)\s*\?*$",
+    r"\bmeaning\s+of\s+(?P<x>.+)",
+    r"\bwas\s+(?:bedeutet|hei(?:ß|ss)t|meint)\s+(?:eigentlich\s+)?(?P<x>.+)",
+    r"\bwoher\s+(?:kommt|stammt)\s+(?:eigentlich\s+)?(?P<x>.+)",
+    r"\bbedeutung\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
+    r"\bherkunft\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
+    r"\bwas\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
+)]
+_TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
+_NOISE = {"der", "die", "das", "kosename", "kosenamen", "name", "the", "pet", "nickname"}
+
+
+@dataclass
+class Understanding:
+    words: list[list[str]] = field(default_factory=list)  # groups of alternative folded words to search for
+    topics: list[list[str]] = field(default_factory=list)  # words that come with an intent: they boost
+    intents: dict[str, list[str]] = field(default_factory=dict)  # facet, "category" or "mood" -> values
+    soft: set[str] = field(default_factory=set)  # intents that only boost (from an entry's title)
+    define: str | None = None  # the name asked about in "what does X mean", as written
+    define_key: str = ""  # … folded, as titles are looked up
+    ignored: list[str] = field(default_factory=list)
+
+    def add_intent(self, kind: str, value: str) -> None:
+        values = self.intents.setdefault(kind, [])
+        if value not in values:
+            values.append(value)
+
+    def ignore(self, word: str) -> None:
+        if word not in self.ignored:
+            self.ignored.append(word)
+
+    def summary(self) -> dict[str, Any]:
+        """What `_meta.understood` says: each intent (a slug, or a list for a union), the words searched."""
+        found: dict[str, Any] = {k: v[0] if len(v) == 1 else list(v) for k, v in self.intents.items()}
+        if self.define is not None:
+            found["define"] = self.define
+        searched = [g[0] for g in self.words if g[0] not in self.ignored]
+        if searched:
+            found["words"] = searched
+        return found
+
+
+def _lookup(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[str, str]] | None:
+    """Actions for a phrase, matched exactly or, failing that, by German stem (`frecher` → `frech`)."""
+    actions = lexicon.phrases.get(phrase)
+    if actions is None:
+        by_stem = getattr(lexicon, "_by_stem", None)
+        if by_stem is None:
+            by_stem = {}
+            for key, value in lexicon.phrases.items():
+                by_stem.setdefault(tuple(stems(w)[0] for w in key), value)
+            object.__setattr__(lexicon, "_by_stem", by_stem)
+        actions = by_stem.get(tuple(stems(w)[0] for w in phrase))
+    return actions
+
+
+def _after_cue(tokens: list[str], start: int, lexicon: Lexicon) -> bool:
+    """Whether the phrase at `start` follows "für"/"for"/"zu"/"to", with only filler in between."""
+    i = start - 1
+    while i >= 0 and tokens[i] in lexicon.filler and tokens[i] not in RECIPIENT_CUES:
+        i -= 1
+    return i >= 0 and tokens[i] in RECIPIENT_CUES
+
+
+def _definition(question: str) -> tuple[str, str] | None:
+    for pattern in DEFINITION:
+        match = pattern.search(question)
+        if match:
+            target = match.group("x").strip(_TRIM)
+            target = re.split(r"\s+(?:eigentlich|genau|überhaupt|actually|exactly)\b", target)[0].strip(_TRIM)
+            target_words = [w for w in words(target) if w not in _NOISE]
+            if target_words and len(target_words) <= 3:
+                return target, " ".join(target_words)
+    return None
+
+
+def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozenset(),
+               aliases: dict[str, tuple[str, str]] | None = None) -> Understanding:
+    """Turn a question into word groups, intents and ignored words (see the module's docstring)."""
+    result = Understanding()
+    define = _definition(question)
+    if define is not None:
+        result.define, result.define_key = define
+        result.words = [[w] for w in analyze(result.define_key)]
+        return result
+    tokens = words(question)
+    i = 0
+    while i < len(tokens):
+        for size in range(min(MAX_PHRASE, len(tokens) - i), 0, -1):
+            phrase = tokens[i:i + size]
+            actions = [] if size == 1 and tokens[i] in lexicon.filler else _lookup(lexicon, tuple(phrase))
+            if actions is None:
+                continue
+            if not actions:  # filler
+                result.ignore(tokens[i])
+                i += 1
+                break
+            text = " ".join(phrase)
+            as_name = text in titles and not _after_cue(tokens, i, lexicon)
+            translation: list[str] = []
+            intents = []
+            for kind, value in actions:
+                if kind == "translate":
+                    translation.extend(w for w in analyze(value) if w not in translation)
+                    continue
+                if kind == "categories" and aliases and value in aliases and aliases[value][1] != EVERY_REGION:
+                    kind, value = aliases[value]
+                kind = {"categories": "category", "moods": "mood"}.get(kind, kind)
+                intents.append(kind)
+                result.add_intent(kind, value)
+                if as_name:
+                    result.soft.add(kind)
+            if as_name:
+                if size == 1:
+                    result.words.append([*phrase, *(w for w in translation if w not in phrase)])
+                else:
+                    result.words.extend([w] for w in phrase)
+            elif intents:
+                topical = [k for k in intents if k in ("category", "mood", "region", "language")]
+                group = translation or (list(phrase) if topical and size == 1 else [])
+                if group:
+                    result.topics.append(group)
+            elif translation:
+                result.words.append(translation)
+            i += size
+            break
+        else:
+            token = tokens[i]
+            if len(token) < MIN_WORD and token not in titles:
+                result.ignore(token)
+            elif [token] not in result.words:
+                result.words.append([token])
+            i += 1
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Ranking
+
+
+@dataclass
+class Answer:
+    meaning: Understanding
+    hits: list[Hit]
+    relaxed: list[str] = field(default_factory=list)
+    suggestions: list[Hit] = field(default_factory=list)
+
+
+def satisfaction(kind: str, values: list[str], dist: Dist) -> np.ndarray:
+    """Per document: 1 if it has one of the asked-for values, 0.75 for a name for anyone when a
+    gender was asked for, 0 otherwise."""
+    found = np.zeros(len(dist.items))
+    for value in values:
+        found[dist.mask(kind, value)] = 1.0
+    if kind == "gender" and "alle" not in values:
+        anyone = dist.mask("gender", "alle")
+        found[anyone] = np.maximum(found[anyone], ANYONE)
+    return found
+
+
+def answer(question: str, dist: Dist, limit: int) -> Answer:
+    """Understand the question and rank entries for it."""
+    meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
+    index = dist.search
+    prefix_ok = meaning.define is None
+    labelled: list[tuple[str, Group, float]] = []
+    for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
+        for g in kind:
+            result = index.group(g, prefix=prefix_ok and len(g[0]) >= MIN_WORD)
+            if len(result[0]) == 0:
+                if weight == 1.0:  # a topic word that matches nothing still asked for its intent
+                    meaning.ignore(g[0])
+            else:
+                labelled.append((g[0], result, weight))
+    if len(labelled) > 1 or (labelled and meaning.intents):
+        strong = [item for item in labelled if item[1][1].max() >= WEAK]
+        if strong:
+            for label, (_, values), w in labelled:
+                if values.max() < WEAK and w == 1.0:
+                    meaning.ignore(label)
+            labelled = strong
+    groups = [(result, weight) for _, result, weight in labelled]
+    n = len(dist.items)
+    intent_weight = {k: SOFT_WEIGHT if k in meaning.soft else INTENT_WEIGHT for k in meaning.intents}
+    weight = sum(w for _, w in groups) + sum(intent_weight.values())
+    if weight == 0:
+        return Answer(meaning, [], suggestions=index.suggest(question))
+    docs, text = index.combine(groups)
+    text = text * (sum(w for _, w in groups) / weight)
+    if all(w != 1.0 for _, w in groups):  # intents (and topic words, which only boost): every entry is a candidate
+        every = np.zeros(n)
+        every[docs] = text
+        docs, text = np.arange(n, dtype=np.int32), every
+    met = {kind: satisfaction(kind, values, dist) for kind, values in meaning.intents.items()}
+    scores = text + sum(m[docs] * (intent_weight[k] / weight) for k, m in met.items())
+    scores = scores * (1 - CLASSIC_SHARE) + CLASSIC_SHARE * dist.classic_mask[docs]
+    if meaning.define is not None:
+        exact = np.asarray(dist.docs_by_title.get(meaning.define_key, []), dtype=np.int64)
+        scores = np.minimum(scores, 0.99)
+        scores[np.isin(docs, exact)] = 1.0
+    confident = scores >= FLOOR
+    active = [k for k in RELAX_ORDER[::-1] if k in met and k not in meaning.soft]
+    relaxed: list[str] = []
+
+    def kept(filters: list[str]) -> np.ndarray:
+        mask = confident.copy()
+        for kind in filters:
+            mask &= met[kind][docs] > 0
+        return mask
+
+    mask = kept(active)
+    for kind in RELAX_ORDER:
+        if int(mask.sum()) >= limit or kind not in active:
+            continue
+        wider = kept([k for k in active if k != kind and k not in relaxed])
+        if wider.sum() > mask.sum():
+            relaxed.append(kind)
+            mask = wider
+    # entries that meet the filters relaxed last (the more important ones) come first
+    tiers = sum((met[k][docs[mask]] > 0).astype(np.int64) << RELAX_ORDER.index(k) for k in relaxed) if relaxed else None
+    hits = index.ranked(docs[mask], scores[mask], limit, tiers=tiers)  # the nearest misses fill up
+    suggestions = index.suggest(meaning.define or question) if not hits else []
+    return Answer(meaning, hits, relaxed, suggestions)
+

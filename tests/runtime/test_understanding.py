@@ -1,0 +1,145 @@
+"""/ask understanding on the real knowledge base: each facet and intent in German and English, unions,
+relaxation, the confidence floor, the score range, `_meta`, and one test per class of lexicon mapping."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from starlette.testclient import TestClient
+
+from petgen.build import build
+from petgen.schemas import schema_for
+from runtime.dist import Dist
+from runtime.understanding import FLOOR, answer, understand
+from tests.conftest import REPO
+
+ASK = Draft202012Validator(schema_for("AskResponse"))
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
+    out = tmp_path_factory.mktemp("kb") / "dist"
+    build(REPO / "content", out, base_url="http://testserver")
+    return Dist.load(out)
+
+
+def read(question: str, dist: Dist) -> dict[str, Any]:
+    meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
+    return {**meaning.intents, "words": meaning.words, "topics": meaning.topics, "ignored": meaning.ignored}
+
+
+def items(found: Any, dist: Dist) -> list[dict[str, Any]]:
+    return [dist.items[h.doc] for h in found.hits]
+
+
+@pytest.mark.parametrize("question, facet, values", [
+    ("Kosename für meine Freundin", "relationship", ["partner"]),
+    ("pet name for my girlfriend", "relationship", ["partner"]),
+    ("Kosename für meine Oma", "relationship", ["familie"]),
+    ("what do I call my grandma", "relationship", ["familie"]),
+    ("Spitzname für die beste Freundin", "relationship", ["freunde"]),
+    ("nickname for my best friend", "relationship", ["freunde"]),
+    ("Kosenamen für Kinder", "relationship", ["kind"]),
+    ("names for a toddler", "relationship", ["kind"]),
+    ("Kosename für meinen Mann", "gender", ["ihn"]),
+    ("names for my husband", "gender", ["ihn"]),
+    ("Kosename für meine Frau", "gender", ["sie"]),
+    ("names for a woman", "gender", ["sie"]),
+    ("geschlechtsneutrale Kosenamen für alle", "gender", ["alle"]),
+    ("gender neutral pet names", "gender", ["alle"]),
+    ("Wie sagt man in Wien oder Bayern liebevoll zu jemandem?", "region", ["bayern-oesterreich"]),
+    ("Swiss or Swabian pet names", "region", ["schweiz", "schwaben"]),
+    ("sächsische oder fränkische Kosenamen", "region", ["sachsen", "franken"]),
+    ("Kosenamen aus Köln", "region", ["rheinland"]),
+    ("italienische oder spanische Kosenamen", "language", ["italienisch", "spanisch"]),
+    ("Turkish pet names", "language", ["tuerkisch"]),
+    ("Kosenamen auf Englisch", "language", ["englisch"]),
+    ("Kosenamen aus der Natur", "category", ["natur"]),
+    ("animal names", "category", ["tiere"]),
+    ("frecher Kosename", "mood", ["frech"]),
+    ("cheeky nickname", "mood", ["frech"]),
+    ("leidenschaftliche Kosenamen", "mood", ["leidenschaftlich"]),
+    ("passionate names", "mood", ["leidenschaftlich"]),
+    ("ironischer Kosename", "mood", ["humorvoll"]),
+    ("Kosename für jemanden, der mich beschützt", "mood", ["beschuetzend"]),
+])
+def test_intents_german_and_english(dist: Dist, question: str, facet: str, values: list[str]) -> None:
+    assert read(question, dist)[facet] == values
+
+
+@pytest.mark.parametrize("question, word", [
+    ("Kosename für jemanden, der gern schläft", "schlafmutze"),
+    ("nickname for someone who sleeps a lot", "schlafmutze"),
+    ("ein Kosename, der Glück bringt", "glucksbringer"),
+    ("a name that brings luck", "glucksbringer"),
+    ("prince charming", "traumprinz"),
+    ("shooting star", "sternschnuppe"),
+    ("clover", "kleeblatt"),
+    ("chick", "kuken"),
+])
+def test_traits_and_translations_become_search_words(dist: Dist, question: str, word: str) -> None:
+    assert any(word in group for group in read(question, dist)["words"])
+
+
+def test_lexicon_mistakes_fixed(dist: Dist) -> None:
+    assert read("Oma", dist).get("category") is None and read("Opa", dist)["relationship"] == ["familie"]
+    assert read("essen", dist).get("category") is None  # not a wish for sweets
+    assert read("schöne Kosenamen", dist)["words"][0][0] == "schone"  # not filler
+    assert read("gute Freundin", dist)["relationship"] == ["freunde"]  # not filler, not a girlfriend
+    assert [h.title for h in answer("Baby", dist, 5).hits][0] == "Baby"  # the entry, not a children filter
+    assert "kind" in dist.items[answer("Kosename für ein Baby", dist, 5).hits[0].doc]["relationship"]
+
+
+def test_facets_filter_and_unions(dist: Dist) -> None:
+    for item in items(answer("frecher Kosename für meine Freundin", dist, 10), dist):
+        assert "partner" in item["relationship"] and item["gender"] in ("sie", "alle") and "frech" in item["moods"]
+    found = items(answer("Wie sagt man in Wien oder Bayern liebevoll zu jemandem?", dist, 10), dist)
+    assert len(found) == 10 and all("bayern-oesterreich" in i["region"] for i in found)
+    found = items(answer("italienische oder spanische Kosenamen", dist, 8), dist)
+    assert {i["language"] for i in found} == {"italienisch", "spanisch"}
+    for item in items(answer("Spitzname für die beste Freundin", dist, 10), dist):
+        assert "freunde" in item["relationship"] and item["gender"] in ("sie", "alle")
+
+
+def test_relaxation_in_the_documented_order(dist: Dist) -> None:
+    strict = answer("romantic french names", dist, 5)  # two French names are romantic
+    assert strict.relaxed == ["language"] and len(strict.hits) == 5
+    first = items(strict, dist)[:2]
+    assert all(i["language"] == "franzoesisch" for i in first)  # the entries that meet every filter first
+    assert answer("romantic french names", dist, 2).relaxed == []
+
+
+@pytest.mark.parametrize("noise", ["ab", "hi", "xx", "asdfghjkl", "qwrtzp", "blorptang quux", "Kosename", "the"])
+def test_noise_gets_an_empty_answer(dist: Dist, noise: str) -> None:
+    assert answer(noise, dist, 5).hits == []
+
+
+def test_scores_in_0_to_1_above_the_floor(dist: Dist) -> None:
+    for question in ("Was bedeutet Spatzl?", "Schmeterling", "kuschelige Kosenamen für Kinder", "bear", "gute"):
+        hits = answer(question, dist, 20).hits
+        assert hits and all(FLOOR <= h.score <= 1 for h in hits), question
+    assert answer("Was bedeutet Spatzl?", dist, 5).hits[0].score == 1.0
+
+
+def test_meta_says_what_was_understood_and_ignored(make_client, dist: Dist) -> None:  # type: ignore[no-untyped-def]
+    client: TestClient = make_client(dist.root, rate_limit=0)
+    body = client.post("/ask", json={"query": "frecher Kosename für meine Freundin bitte"}).json()
+    assert list(ASK.iter_errors(body)) == []
+    meta = body["_meta"]
+    assert meta["understood"] == {"relationship": "partner", "gender": "sie", "mood": "frech"}
+    assert "bitte" in meta["ignored"] and meta["relaxed"] == []
+    empty = client.post("/ask", json={"query": "Was bedeutet Schmetterlixxx?"}).json()
+    assert empty["result"] == [] and empty["_meta"]["hint"] and list(ASK.iter_errors(empty)) == []
+    assert empty["_meta"]["did_you_mean"][0] == "Schmetterling"
+    union = client.post("/ask", json={"query": "Swiss or Swabian names"}).json()["_meta"]["understood"]
+    assert union["region"] == ["schweiz", "schwaben"]
+
+
+def test_search_offers_did_you_mean(make_client, dist: Dist) -> None:  # type: ignore[no-untyped-def]
+    client: TestClient = make_client(dist.root, rate_limit=0)
+    body = client.get("/api/search", params={"q": "Zuckerschnxxkke"}).json()  # three edits: no typo match
+    assert body["items"] == [] and body["suggestions"][0]["title"] == "Zuckerschnecke"
+    assert all(0 < item["score"] <= 1 for item in client.get("/api/search", params={"q": "ma"}).json()["items"])
