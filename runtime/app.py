@@ -27,7 +27,7 @@ from petgen.security import RAW_SECURITY_HEADERS
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.botauth import BotVerifier
 from runtime.cors import CORSMiddleware
-from runtime.dist import Dist, DistNotFound, LargeFile, StaticFile, trim_heap
+from runtime.dist import Dist, DistNotFound, LargeFile, StaticFile, limit_malloc_arenas, trim_heap
 from runtime.files import DistGone
 from runtime.errors import JSON, error_response, send_error, use_site
 from runtime.guard import BodyTooLarge, GuardMiddleware, client_gone
@@ -359,6 +359,7 @@ class PetgenApp:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        limit_malloc_arenas()  # before the runtime starts threads (runtime/dist.py)
         self.runtime = Runtime(settings)
         self.webhooks = Webhooks.from_settings(settings)
         self.runtime.when_loaded(self.webhooks.dist_loaded)  # the first start records the baseline

@@ -8,6 +8,7 @@ one build only, even while `petgen build` swaps the next one in.
 from __future__ import annotations
 
 import ctypes
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -111,6 +112,23 @@ class Dist:
                    facets=data["facets"], facet_counts=data["facetCounts"], source_hash=data["sourceHash"],
                    newest_review=data["newestReview"], not_found_html=not_found, search=search,
                    lexicon_index=Lexicon.from_data(data.get("lexicon", {})), bots=data.get("bots", []))
+
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+
+
+def limit_malloc_arenas(arenas: int = 2) -> None:
+    """At most `arenas` malloc arenas (glibc makes up to 8 per core, one per thread that allocates while
+    another does, each reserving 64 MB of address space and fragmenting apart). The runtime's threads
+    (the MCP import, webhook and reload workers) take turns under the GIL anyway; with one arena each,
+    a process limited in address space (`ulimit -v`) aborted in the MCP import. Like MALLOC_ARENA_MAX=2,
+    which, when set, wins."""
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    try:
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, arenas)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def trim_heap() -> None:

@@ -10,6 +10,10 @@ raises FileNotFoundError, and the runtime reloads before it answers (runtime/app
 headers prepared, kept in a per-build cache of at most `cache_bytes` (`PETGEN_STATIC_CACHE_MB`,
 default 16), first in first out; larger files as `LargeFile`, streamed from disk on each request or
 handed to the server by path where it supports the ASGI `http.response.pathsend` extension (granian).
+A large file is held open once it was asked for (up to `MAX_PINNED` per build), so that it can be sent
+whole even if its build is deleted meanwhile; the path given to the server names that open file
+(`/proc/self/fd/N`), which is kept open at least `LEND_SECONDS` after it was last handed out, because
+the server opens the path after the app's `send` has returned.
 """
 
 from __future__ import annotations
@@ -28,14 +32,16 @@ from runtime.routes import Route, RouteTable
 
 Headers = list[tuple[bytes, bytes]]
 
-HOT_FILE_MAX = 64 * 1024  # bytes: larger files are never cached, and are streamed or sent by path
+HOT_FILE_MAX = 128 * 1024  # bytes: larger files are never cached, and are streamed or sent by path
+MAX_PINNED = 64  # large files of a build held open at once
 CACHE_OVERHEAD = 512  # bytes counted per cached file besides its body: its header list and the cache's slot
 CHUNK = 256 * 1024
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _OPEN_FILE = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0)
 _PROC_FD = "/proc/self/fd" if sys.platform == "linux" and os.path.isdir("/proc/self/fd") else None
-LEND_SECONDS = 60.0  # a directory handle given to the server by path stays open at least this long
-_lent: deque[tuple[float, BuildDir]] = deque()
+LEND_SECONDS = 60.0  # a file handle given to the server by path stays open at least this long
+_lent: deque[tuple[float, BuildDir]] = deque()  # builds whose handles were given out, until when
+_retired: deque[tuple[float, int]] = deque()  # handles no longer held by their build, closed after a while
 
 
 class DistGone(Exception):
@@ -48,22 +54,36 @@ class BuildDir:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.fd = os.open(root, _OPEN_DIR)
+        self._pinned: dict[str, int] = {}  # large files held open, by path
 
     def __del__(self) -> None:
         fd, self.fd = getattr(self, "fd", -1), -1
-        if fd >= 0:
-            os.close(fd)
+        for pinned in (*getattr(self, "_pinned", {}).values(), fd):
+            if pinned >= 0:
+                os.close(pinned)
 
     def open(self, rel: str) -> int:
         return os.open(rel, _OPEN_FILE, dir_fd=self.fd)
 
+    def pinned(self, rel: str) -> int:
+        """A handle of the file, held open by this build (FileNotFoundError if the build's files are gone)."""
+        fd = self._pinned.get(rel)
+        if fd is None:
+            fd = self.open(rel)
+            if len(self._pinned) >= MAX_PINNED:
+                _retired.append((time.monotonic() + LEND_SECONDS, self._pinned.pop(next(iter(self._pinned)))))
+            self._pinned[rel] = fd
+        return fd
+
     def lend(self) -> None:
-        """Keep this directory open for LEND_SECONDS more, even if its build is replaced: the server opens
-        a `pathsend_path` after the app has returned, and a closed handle's number could by then name
-        another directory."""
+        """Keep this build's handles open for LEND_SECONDS more, even if the build is replaced: the server
+        opens a `pathsend_path` after the app has returned, and a closed handle's number could by then
+        name another file."""
         now = time.monotonic()
         while _lent and _lent[0][0] < now:
             _lent.popleft()
+        while _retired and _retired[0][0] < now:
+            os.close(_retired.popleft()[1])
         if not _lent or _lent[-1][1] is not self or _lent[-1][0] < now + LEND_SECONDS / 2:
             _lent.append((now + LEND_SECONDS, self))
 
@@ -79,10 +99,11 @@ class BuildDir:
         """A path that names this build's directory even after it was renamed (Linux), else its root."""
         return Path(f"{_PROC_FD}/{self.fd}") if _PROC_FD else self.root
 
-    def pathsend_path(self, rel: str) -> str | None:
-        """The file's path for `http.response.pathsend`, resolved through the held directory; None where
-        the platform has no such path."""
-        return f"{_PROC_FD}/{self.fd}/{rel}" if _PROC_FD else None
+
+def pathsend_path(fd: int) -> str | None:
+    """A path that opens the file held open as `fd` (deleted or not), for `http.response.pathsend`; None
+    where the platform has no such path."""
+    return f"{_PROC_FD}/{fd}" if _PROC_FD else None
 
 
 def read_all(fd: int) -> bytes:
@@ -103,10 +124,11 @@ class StaticFile:
 
 @dataclass(frozen=True)
 class LargeFile:
-    """A file too large for the cache: streamed from its build's directory when sent."""
+    """A file too large for the cache, held open by its build: streamed or sent by path."""
 
     build: BuildDir
     file: str
+    fd: int  # BuildDir.pinned: never closed by the request
     size: int
     etag: bytes
     headers: Headers
@@ -193,12 +215,13 @@ class Routes:
         fd = self.build.open(route.file)
         try:
             size = os.fstat(fd).st_size
-            if size > HOT_FILE_MAX:
-                return LargeFile(self.build, route.file, size, etag,
-                                 prepared_headers(size, etag, route.content_type, cache_control, route.headers))
-            body = read_all(fd)
+            if size <= HOT_FILE_MAX:
+                body = read_all(fd)
         finally:
             os.close(fd)
+        if size > HOT_FILE_MAX:
+            return LargeFile(self.build, route.file, self.build.pinned(route.file), size, etag,
+                             prepared_headers(size, etag, route.content_type, cache_control, route.headers))
         file = StaticFile(body, etag, prepared_headers(len(body), etag, route.content_type, cache_control,
                                                         route.headers))
         self._remember(path, file)

@@ -12,7 +12,7 @@ from typing import Any
 import os
 
 from petgen.dist import REVALIDATE, content_hash
-from runtime.files import CHUNK, DistGone, LargeFile, StaticFile, prepared_file
+from runtime.files import CHUNK, DistGone, LargeFile, StaticFile, pathsend_path, prepared_file
 
 Scope = dict[str, Any]
 ASGIApp = Callable[..., Any]
@@ -50,20 +50,20 @@ async def send_file(scope: Scope, send: Callable[..., Any], file: StaticFile | L
 async def send_large(scope: Scope, send: Callable[..., Any], file: LargeFile) -> None:
     """The body of a large file: by path where the server reads files itself (granian's
     `http.response.pathsend`), else read from disk in chunks."""
-    path = file.build.pathsend_path(file.file)
+    path = pathsend_path(file.fd)
     if path is not None and "http.response.pathsend" in (scope.get("extensions") or {}):
-        file.build.lend()  # the server opens the path after `send` returns: keep the directory open a while
+        file.build.lend()  # the server opens the path after `send` returns: keep the handle open a while
         await send({"type": "http.response.pathsend", "path": path})
         return
-    fd = file.build.open(file.file)
+    fd = os.dup(file.fd)  # its own handle, however long the client takes; pread leaves the offset alone
     try:
-        left = file.size
-        while left > 0:
-            chunk = os.read(fd, min(CHUNK, left))
+        offset = 0
+        while offset < file.size:
+            chunk = os.pread(fd, min(CHUNK, file.size - offset), offset)
             if not chunk:  # a build's files never change; if one did, the server aborts the short response
                 raise OSError(f"{file.file} is shorter than its {file.size} bytes")
-            left -= len(chunk)
-            await send({"type": "http.response.body", "body": chunk, "more_body": left > 0})
+            offset += len(chunk)
+            await send({"type": "http.response.body", "body": chunk, "more_body": offset < file.size})
     finally:
         os.close(fd)
 

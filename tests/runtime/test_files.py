@@ -135,35 +135,33 @@ def test_large_files_are_streamed_from_disk(dist: Path, make_client: Callable[..
     assert response.headers["etag"] == f'"{content_hash(response.content)}"'
 
 
-def test_pathsend_names_the_file_through_the_loaded_build(dist: Path, tmp_path: Path) -> None:
-    """Where the server sends files by path, the path resolves through the loaded build's directory
-    handle: it names the loaded build's file even after `dist/` was renamed away."""
-    from runtime.app import create_app
-    from runtime.settings import Settings
+def test_pathsend_names_a_file_the_build_holds_open(dist: Path, tmp_path: Path) -> None:
+    """Where the server sends files by path, opening it after the app returned, the path names the file
+    the loaded build holds open: the right bytes even after `dist/` was renamed away and deleted."""
+    import anyio
 
-    app = create_app(Settings(dist=dist, rate_limit=0, dist_poll=0))
-    start, _ = raw_start(app, "/openapi.json", extensions={"http.response.pathsend": {}})
+    from runtime.static import send_large
+
+    loaded = Dist.load(dist)
     expected = (dist / "openapi.json").read_bytes()
+    file = loaded.routes.serve("/openapi.json")
+    assert isinstance(file, LargeFile)
     os.rename(dist, tmp_path / "moved")
+    shutil.rmtree(tmp_path / "moved")
     sent: list[dict] = []  # type: ignore[type-arg]
 
     async def send(message: dict) -> None:  # type: ignore[type-arg]
         sent.append(message)
 
-    import anyio
-
-    file = app.runtime.dist.routes.serve("/openapi.json")  # type: ignore[union-attr]
-    anyio.run(lambda: files_send(file, send))
-    assert start["status"] == 200
-    [pathsend] = [m for m in sent if m["type"] == "http.response.pathsend"]
-    assert Path(pathsend["path"]).read_bytes() == expected
+    scope = {"type": "http", "method": "GET", "extensions": {"http.response.pathsend": {}}}
+    anyio.run(send_large, scope, send, file)
+    [pathsend] = sent
+    assert pathsend["type"] == "http.response.pathsend" and Path(pathsend["path"]).read_bytes() == expected
     assert any(lent is file.build for _, lent in files._lent)  # kept open for the server
-
-
-async def files_send(file: object, send: Callable[..., object]) -> None:
-    from runtime.static import send_large
-
-    await send_large({"type": "http", "method": "GET", "extensions": {"http.response.pathsend": {}}}, send, file)  # type: ignore[arg-type]
+    sent.clear()
+    anyio.run(send_large, {**scope, "extensions": {}}, send, file)  # streamed (uvicorn): the same bytes
+    assert b"".join(m["body"] for m in sent) == expected and not sent[-1]["more_body"]
+    del loaded
 
 
 def test_a_request_after_a_swap_is_answered_from_one_build(content: Path, tmp_path: Path,
