@@ -97,8 +97,10 @@ class Runtime:
         self._next_attempt = 0.0
         self.on_load: list[Callable[[Dist], None]] = []
         self.loaded_stamp: Stamp | None = None  # the manifest last loaded (or tried): the watcher compares it
+        self.serving_stamp: Stamp | None = None  # the manifest of the build loaded now
         self._reloading = threading.Lock()  # petgen dev, the watcher, SIGHUP and up() may all reload
         self._gone_tried = -self.RETRY_GONE  # when a reload was last tried because files were gone
+        self._gone_lock: anyio.Lock | None = None
         self.reload()
 
     def when_loaded(self, callback: Callable[[Dist], None]) -> None:
@@ -114,7 +116,7 @@ class Runtime:
             return self._reload()
 
     def _reload(self) -> bool:
-        self.loaded_stamp = manifest_stamp(self.settings.dist)
+        self.loaded_stamp = stamp = manifest_stamp(self.settings.dist)
         try:
             dist = Dist.load(self.settings.dist, self.settings.static_cache)
         except DistNotFound as exc:
@@ -136,7 +138,7 @@ class Runtime:
         trim_heap()
         gc.freeze()
         first = self.dist is None
-        self.dist, self.down_reason = dist, ""
+        self.dist, self.down_reason, self.serving_stamp = dist, "", stamp
         self.health.recover("dist")
         self.health.forget_probes()
         log.info("%s %s (%d routes)", "loaded" if first else "reloaded", self.settings.dist, len(dist.routes))
@@ -148,26 +150,32 @@ class Runtime:
         """What to send for a manifest route of the loaded build, None if it has no such route.
 
         The build's files are read when requested; once `petgen build` has replaced and deleted them,
-        the build on disk now is loaded first (at most every RETRY_GONE seconds), so the answer comes
-        whole from one build. DistGone if there is none to load.
+        the build on disk now is loaded first, so the answer comes whole from one build (tried three
+        times, for builds swapped in one after another). DistGone if there is none to load.
         """
-        dist = self.dist
-        if dist is None:
-            return None
-        try:
-            return dist.routes.serve(path)
-        except FileNotFoundError:
-            pass
-        if self.dist is dist and time.monotonic() - self._gone_tried >= self.RETRY_GONE:
-            self._gone_tried = time.monotonic()
-            log.warning("the files of the loaded build are gone from %s; loading the build there now", dist.root)
-            await anyio.to_thread.run_sync(self.reload)
-        if self.dist is dist or self.dist is None:
-            raise DistGone(f"the files of the loaded build are gone from {dist.root}")
-        try:
-            return self.dist.routes.serve(path)
-        except FileNotFoundError as exc:
-            raise DistGone(f"the files of the new build are gone from {dist.root}") from exc
+        for _ in range(3):
+            dist = self.dist
+            if dist is None:
+                return None
+            try:
+                return dist.routes.serve(path)
+            except FileNotFoundError:
+                pass
+            await self._reload_gone(dist)
+        raise DistGone(f"the files of the loaded build are gone from {self.settings.dist}")
+
+    async def _reload_gone(self, gone: Dist) -> None:
+        """Load the build on disk in place of `gone`, whose files were deleted: at once if it is another
+        build, else at most every RETRY_GONE seconds."""
+        self._gone_lock = self._gone_lock or anyio.Lock()
+        async with self._gone_lock:  # one reload for all the requests that found the files gone
+            if self.dist is gone:
+                newer = manifest_stamp(self.settings.dist) not in (None, self.serving_stamp)
+                if newer or time.monotonic() - self._gone_tried >= self.RETRY_GONE:
+                    self._gone_tried = time.monotonic()
+                    log.warning("the files of the loaded build are gone from %s; loading the build there now",
+                                gone.root)
+                    await anyio.to_thread.run_sync(self.reload)
 
     def up(self) -> Dist | None:
         """The loaded dist; while down, try to load it again (at most every RETRY_DOWN seconds)."""
