@@ -58,13 +58,13 @@ from runtime.dist import Dist, load_search_index
 import orjson
 gc.collect(); imported = rss()
 root = Path(sys.argv[1])
-t = time.perf_counter(); dist = Dist.load(root); load = time.perf_counter() - t
-gc.collect(); loaded = rss()
-del dist; gc.collect()
 try:
-    from runtime.dist import trim_heap; trim_heap()
-except ImportError:
-    pass
+    from runtime.dist import trim_heap
+except ImportError:  # older code
+    def trim_heap(): pass
+t = time.perf_counter(); dist = Dist.load(root); load = time.perf_counter() - t
+gc.collect(); trim_heap(); loaded = rss()
+del dist; gc.collect(); trim_heap()
 base = rss()
 manifest = orjson.loads((root / "_manifest.json").read_bytes())
 t = time.perf_counter(); index = load_search_index(root, manifest); search = time.perf_counter() - t
@@ -191,7 +191,7 @@ def measure(dist: Path, server: str, src: Path | None) -> dict[str, float]:
 def load_breakdown(dist: Path, src: Path | None) -> dict[str, float]:
     env = {**os.environ, "PYTHONPATH": str(src)} if src else dict(os.environ)
     out = subprocess.run([sys.executable, "-c", LOAD_PROBE, str(dist)], env=env, capture_output=True, text=True,
-                         check=True).stdout
+                         check=True, cwd=src or REPO).stdout  # `-c` puts the working directory first on sys.path
     return orjson.loads(out.strip().splitlines()[-1])
 
 
@@ -243,17 +243,17 @@ def render(rows: list, args: argparse.Namespace) -> str:  # type: ignore[type-ar
     lines = [f"Run of {dt.date.today().isoformat()} ({versions()}), `{command}`:", "",
              "| entries | code | server | first 200: first start | restart | RSS at first 200 "
              "| RSS after every surface | all processes "
-             "| imports (MCP SDK) | search index | rest of `Dist.load` |",
+             "| imports (MCP SDK) | `Dist.load` | of which search index |",
              "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     # imports: RSS and seconds of `import runtime.app` in a fresh interpreter (the MCP SDK's share
-    # apart); search index: what `load_search_index` adds alone; rest: the rest of what `Dist.load` holds.
+    # apart); Dist.load: what it holds, search index included; search index: `load_search_index` alone.
     for size, code, server, m, parts in rows:
         lines.append(f"| {size:,} | {code} | {server} | {m['first_start']:.2f} s | **{m['first']:.2f} s** | "
                      f"{m['rss_first']:.0f} MB | "
                      f"**{m['rss']:.0f} MB** | {m['rss_all']:.0f} MB | {parts['imports']:.0f} MB, {parts['imports_s']:.2f} s "
                      f"({parts['mcp']:.0f} MB, {parts['mcp_s']:.2f} s) | "
-                     f"{parts['search']:.0f} MB ({parts['search_s']:.2f} s) | "
-                     f"{parts['loaded'] - parts['search']:.0f} MB ({parts['load_s'] - parts['search_s']:.2f} s) |")
+                     f"{parts['loaded']:.0f} MB ({parts['load_s']:.2f} s) | "
+                     f"{parts['search']:.0f} MB ({parts['search_s']:.2f} s) |")
     return "\n".join(lines) + "\n"
 
 

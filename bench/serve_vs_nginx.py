@@ -119,7 +119,7 @@ def main() -> None:
         for name, command, src in servers:
             port = free_port()
             env = {"PYTHONPATH": str(src)} if src else None
-            proc = run_server([*command, "--host", "127.0.0.1", "--port", str(port)], port, env)
+            proc = run_server([*command, "--host", "127.0.0.1", "--port", str(port)], port, env, cwd=tmp)
             try:
                 results.append((name, wrk(f"http://127.0.0.1:{port}{route}", args.duration, args.connections)))
             finally:

@@ -428,11 +428,14 @@ class PetgenApp:
         """Fast lane for static GET/HEAD (the hot path): the same headers as the middleware stack adds,
         without a wrapper per middleware; everything else goes through the stack."""
         if scope["type"] == "http" and scope["method"] in FAST_METHODS and scope["path"] not in DYNAMIC_PATHS:
-            try:
-                file = await self.runtime.static_file(scope["path"])
-            except DistGone as exc:
-                await self._gone(scope, send, exc)
-                return
+            dist = self.runtime.dist
+            file = dist.routes.hot.get(scope["path"]) if dist is not None else None  # a cached small file
+            if file is None:
+                try:
+                    file = await self.runtime.static_file(scope["path"])
+                except DistGone as exc:
+                    await self._gone(scope, send, exc)
+                    return
             if file is not None:
                 extra = cors = self.cors.headers_for(scope)
                 if self.ratelimit.enabled:

@@ -178,7 +178,7 @@ class Routes:
         self.table = table
         self.cache_bytes = cache_bytes
         self.cached = 0  # bytes counted against cache_bytes
-        self._cache: dict[str, StaticFile] = {}
+        self.hot: dict[str, StaticFile] = {}  # the cache: path -> file (the fast lane looks here first)
         self._order: deque[str] = deque()  # cached paths, oldest first (MCP tools may serve from a thread)
 
     def __contains__(self, path: object) -> bool:
@@ -203,7 +203,7 @@ class Routes:
     def serve(self, path: str) -> StaticFile | LargeFile | None:
         """What to send for a path, or None if the build has no such route; FileNotFoundError if the
         build's directory was deleted under us (the runtime then reloads)."""
-        file = self._cache.get(path)
+        file = self.hot.get(path)
         if file is not None:
             return file
         key = self.table.find(path)
@@ -233,11 +233,11 @@ class Routes:
             return
         while self.cached + cost > self.cache_bytes:
             try:
-                evicted = self._cache.pop(self._order.popleft(), None)
+                evicted = self.hot.pop(self._order.popleft(), None)
             except IndexError:  # emptied meanwhile
                 break
             if evicted is not None:
                 self.cached -= len(evicted.body) + CACHE_OVERHEAD
-        if self._cache.setdefault(path, file) is file:
+        if self.hot.setdefault(path, file) is file:
             self._order.append(path)
             self.cached += cost

@@ -117,9 +117,9 @@ def test_cache_stays_within_its_budget(big_dist: Path) -> None:
             file = dist.routes.serve(route)
             assert isinstance(file, StaticFile) and file.body == dist.routes[route].body
             assert dist.routes.cached <= budget
-    assert 0 < len(dist.routes._cache) < len(routes)
+    assert 0 < len(dist.routes.hot) < len(routes)
     nothing = Dist.load(big_dist, static_cache=0)
-    assert nothing.routes.serve(routes[0]) is not None and nothing.routes.cached == 0 and not nothing.routes._cache
+    assert nothing.routes.serve(routes[0]) is not None and nothing.routes.cached == 0 and not nothing.routes.hot
 
 
 def test_large_files_are_streamed_from_disk(dist: Path, make_client: Callable[..., TestClient]) -> None:
@@ -128,7 +128,7 @@ def test_large_files_are_streamed_from_disk(dist: Path, make_client: Callable[..
     client = make_client(dist, rate_limit=0)
     loaded = client.app.runtime.dist  # type: ignore[attr-defined]
     assert isinstance(loaded.routes.serve("/openapi.json"), LargeFile)
-    assert not loaded.routes._cache.get("/openapi.json")
+    assert not loaded.routes.hot.get("/openapi.json")
     response = client.get("/openapi.json")
     assert response.content == (dist / "openapi.json").read_bytes()
     assert response.headers["content-length"] == str(size)
