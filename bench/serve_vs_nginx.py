@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import statistics
 import os
 import re
 import shutil
@@ -80,6 +81,8 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--slug", default="baerchen")
+    parser.add_argument("--rounds", type=int, default=1, help="measure every server this many times, in turn; "
+                        "report medians")
     parser.add_argument("--before", metavar="REF", help="also measure this git revision's runtime (e.g. main)")
     parser.add_argument("--write-docs", action="store_true", help="write the before/after table into docs/benchmarks.md")
     args = parser.parse_args()
@@ -116,17 +119,21 @@ def main() -> None:
                     [*serve, "--server", server, "--workers", str(workers)], src)
                    for server, workers in (("uvicorn", 1), ("granian", 1), ("uvicorn", 2), ("granian", 2))
                    for label, src in codes]
-        for name, command, src in servers:
-            port = free_port()
-            env = {"PYTHONPATH": str(src)} if src else None
-            proc = run_server([*command, "--host", "127.0.0.1", "--port", str(port)], port, env, cwd=tmp)
-            try:
-                results.append((name, wrk(f"http://127.0.0.1:{port}{route}", args.duration, args.connections)))
-            finally:
-                stop(proc)
+        measured: dict[str, list[float]] = {name: [] for name, _, _ in servers}
+        for _ in range(args.rounds):
+            for name, command, src in servers:
+                port = free_port()
+                env = {"PYTHONPATH": str(src)} if src else None
+                proc = run_server([*command, "--host", "127.0.0.1", "--port", str(port)], port, env, cwd=tmp)
+                try:
+                    measured[name].append(wrk(f"http://127.0.0.1:{port}{route}", args.duration, args.connections))
+                finally:
+                    stop(proc)
+        results += [(name, statistics.median(rps)) for name, rps in measured.items()]
 
     nginx_rps = results[0][1]
-    print(f"GET {route}, wrk -t1 -c{args.connections} -d{args.duration}s on loopback, {os.cpu_count()} cores")
+    print(f"GET {route}, wrk -t1 -c{args.connections} -d{args.duration}s on loopback, {os.cpu_count()} cores, "
+          f"median of {args.rounds} round(s) for the runtime")
     print(f"{'server':<56} {'req/s':>10} {'% of nginx':>11}")
     for name, rps in results:
         print(f"{name:<56} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}%")
@@ -136,10 +143,11 @@ def main() -> None:
 
 def write_docs(results: list[tuple[str, float]], args: argparse.Namespace) -> None:
     begin, end = "<!-- serve_vs_nginx.py before/after: begin -->", "<!-- serve_vs_nginx.py before/after: end -->"
-    command = f"python bench/serve_vs_nginx.py --duration {args.duration}" + (
+    command = f"python bench/serve_vs_nginx.py --duration {args.duration} --rounds {args.rounds}" + (
         f" --before {args.before}" if args.before else "") + " --write-docs"
     lines = [f"Run of {datetime.date.today().isoformat()}, `{command}` (GET {args.slug and f'/api/names/{args.slug}'}, "
-             f"wrk -t1 -c{args.connections} -d{args.duration}s, {os.cpu_count()} cores):", "",
+             f"wrk -t1 -c{args.connections} -d{args.duration}s, {os.cpu_count()} cores; the runtime's figures are "
+             f"medians of {args.rounds} rounds, each round measuring every server in turn):", "",
              "| server | requests/s | % of nginx |", "|---|---:|---:|"]
     lines += [f"| {name} | {rps:,.0f} | {rps / results[0][1] * 100:.0f} % |" for name, rps in results]
     docs = REPO / "docs" / "benchmarks.md"
