@@ -71,7 +71,9 @@ class BuildDir:
         if fd is None:
             fd = self.open(rel)
             if len(self._pinned) >= MAX_PINNED:
-                _retired.append((time.monotonic() + LEND_SECONDS, self._pinned.pop(next(iter(self._pinned)))))
+                now = time.monotonic()
+                _close_retired(now)
+                _retired.append((now + LEND_SECONDS, self._pinned.pop(next(iter(self._pinned)))))
             self._pinned[rel] = fd
         return fd
 
@@ -82,8 +84,7 @@ class BuildDir:
         now = time.monotonic()
         while _lent and _lent[0][0] < now:
             _lent.popleft()
-        while _retired and _retired[0][0] < now:
-            os.close(_retired.popleft()[1])
+        _close_retired(now)
         if not _lent or _lent[-1][1] is not self or _lent[-1][0] < now + LEND_SECONDS / 2:
             _lent.append((now + LEND_SECONDS, self))
 
@@ -98,6 +99,11 @@ class BuildDir:
     def path(self) -> Path:
         """A path that names this build's directory even after it was renamed (Linux), else its root."""
         return Path(f"{_PROC_FD}/{self.fd}") if _PROC_FD else self.root
+
+
+def _close_retired(now: float) -> None:
+    while _retired and _retired[0][0] < now:
+        os.close(_retired.popleft()[1])
 
 
 def pathsend_path(fd: int) -> str | None:

@@ -300,3 +300,17 @@ def test_summaries_select_what_filter_summaries_selects(big_dist: Path) -> None:
     assert dist.mask("relationship", "partner").tolist() == ["partner" in item["relationship"] for item in items]
     assert dist.mask("category", "klassiker").tolist() == ["klassiker" in item["categories"] for item in items]
     assert dist.slugs == {item["slug"] for item in items}
+
+
+def test_large_files_held_open_stay_bounded(big_dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At most MAX_PINNED files of a build are held open; one let go is closed once LEND_SECONDS passed."""
+    monkeypatch.setattr(files, "MAX_PINNED", 3)
+    monkeypatch.setattr(files, "LEND_SECONDS", 0.0)
+    monkeypatch.setattr(files, "_retired", type(files._retired)())
+    build = files.BuildDir(big_dist)
+    names = sorted(str(p.relative_to(big_dist)) for p in (big_dist / "api" / "names").iterdir())[:20]
+    for name in names:
+        fd = build.pinned(name)
+        assert os.pread(fd, 1, 0) == b"{"
+        assert len(build._pinned) <= 3 and len(files._retired) <= 1
+    assert list(build._pinned) == names[-3:]
