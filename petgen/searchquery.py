@@ -407,12 +407,13 @@ class SearchIndex:
         return kth >= best_outside, hits
 
     def _values_at(self, sources: list[Source], candidates: np.ndarray, head: int) -> np.ndarray:
-        """One group's best confidence for each candidate: lists taken whole are scattered, long lists probed."""
+        """One group's best confidence for each candidate: a list no longer than a few times the candidates is
+        scattered whole over the documents, a longer one probed for each candidate (binary search)."""
         values = np.zeros(len(candidates))
         best, touched = self._scratch(), []
         for posting, match, step in sources:
             docs = posting.docs
-            if posting.impact is None or len(posting) <= head:
+            if len(posting) <= max(head, 4 * len(candidates)):
                 current = best[docs]
                 np.maximum(current, posting.conf * match * step, out=current)
                 best[docs] = current
