@@ -32,7 +32,7 @@ from runtime.errors import JSON, error_response, send_error, use_site
 from runtime.guard import BodyTooLarge, GuardMiddleware, client_gone
 from runtime.health import Health, content_probe
 from runtime.logs import ensure_logging, root_logger_kept
-from runtime.mcp import build_mcp, mcp_routes
+from runtime.mcp import build_mcp, fast_search, mcp_routes
 from runtime.mcp_transport import McpErrorEnvelope
 from runtime.metrics import ENV as METRICS_DIR, Metrics
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
@@ -300,7 +300,8 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = ()) ->
     ]
     mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
     routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url, runtime.settings.allowed_origins,  # before the
-                               runtime.dist.manifest.get("runtime_origin"), runtime.settings.allowed_hosts)  # catch-all
+                               runtime.dist.manifest.get("runtime_origin"), runtime.settings.allowed_hosts,  # catch-all
+                               fast=fast_search(dist))
 
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error,
                                                        ClientDisconnect: client_gone})
