@@ -79,6 +79,8 @@ def guide_html(text: str, base: str) -> str:
             return f'<a href="{base}/docs/{found.group(1)}/{html.escape(found.group(2) or "")}"{rest}>{label}</a>'
         return label  # a file of the repository, not a page of the site: the text stays
 
+    # Wide tables and code blocks scroll sideways on a phone; a keyboard must reach them to scroll.
+    rendered = re.sub(r"<(table|pre)(?=[ >])", r'<\1 tabindex="0"', rendered)
     return _LINK.sub(link, _HEADING.sub(heading, rendered))
 
 

@@ -1,8 +1,9 @@
 /* Search in the page, without the runtime: reads the build's static index (/search/index.json and
    the shards it lists, written by petgen/searchindex.py) and scores as petgen/search.py does, with the
    same normalisation (case, umlauts and ae/oe/ue folded to base letters, accents, stopwords), whole
-   words, prefixes, compound parts and typos (1 edit from 4 letters, 2 from 8). What it leaves out is
-   stemming, which needs the Snowball stemmers: a query word only matches a stem that equals it.
+   words, prefixes, compound parts and typos (1 edit from 4 letters, 2 from 8, same first letter). What
+   it leaves out is stemming, which needs the Snowball stemmers: a query word only matches a stem that
+   equals it.
    No dependencies. /api/search (the runtime's engine) is asked only when the static index finds
    nothing for a submitted search. */
 (() => {
@@ -69,7 +70,7 @@
   }
 
   /* One query word against every document: petgen/search.py `SearchIndex.match_word`. */
-  async function matchWord(word, quality, wide) {
+  async function matchWord(word, quality) {
     const best = new Map(), whole = new Set(), exact = new Set();
     const take = (postings, q) => {
       if (!postings) return;
@@ -98,7 +99,7 @@
     if (word.length >= 4) {
       const limit = word.length >= 8 ? 2 : 1;
       const index = await loadManifest();
-      const keys = wide ? Object.keys(index.shards).filter((k) => k[0] === word[0]) : [shardKey(word)];
+      const keys = Object.keys(index.shards).filter((k) => k[0] === word[0]);  // the shards of its first letter
       for (const candidate of await Promise.all(keys.map(loadShard))) {
         if (!candidate) continue;
         for (const w of candidate.sorted) {
@@ -111,12 +112,11 @@
     return { best, whole, exact };
   }
 
-  /* A query: the best `limit` hits and the number of all. `wide` looks for typos in every shard of the
-     word's first letter (as the engine does), not only in the shard of its first two. */
-  async function search(query, { limit = 8, wide = false } = {}) {
+  /* A query: the best `limit` hits and the number of all. */
+  async function search(query, { limit = 8 } = {}) {
     const index = await loadManifest();
     const scores = new Map();
-    const matches = await Promise.all(analyze(query).map((w) => matchWord(w, index.quality, wide)));
+    const matches = await Promise.all(analyze(query).map((w) => matchWord(w, index.quality)));
     for (const { best, whole, exact } of matches) {
       best.forEach((score, doc) => {
         const bonus = (exact.has(doc) ? BONUS_NON_TYPO : 0) + (whole.has(doc) ? BONUS_WHOLE : 0);
@@ -134,7 +134,7 @@
       const [slug, title, meaning, url] = docs[doc];
       return { slug, title, meaning, url: localUrl(url), score };
     });
-    return { total: ranked.length, items };
+    return { query, total: ranked.length, items };
   }
   /* Links stay on the host that served the page (a deploy preview, a local server). */
   function localUrl(url) {
@@ -183,6 +183,7 @@
         li.addEventListener("mousedown", (event) => { event.preventDefault(); window.location.href = hit.url; });
         return li;
       }));
+      list.dataset.query = found.query;
       status.textContent = found.total ? `${found.total} Treffer` : "Keine Treffer";
       if (!hits.length) { close(); return; }
       list.hidden = false;
@@ -210,7 +211,8 @@
       } else if (event.key === "Enter" && active >= 0 && !list.hidden) {
         event.preventDefault();
         window.location.href = hits[active].url;
-      } else if (event.key === "Escape") {
+      } else if (event.key === "Escape" && !list.hidden) {
+        event.preventDefault();  // the first Escape closes the list; the next one clears the box
         close();
       }
     });
@@ -222,7 +224,7 @@
     const input = document.getElementById("q-page");
     if (input) input.value = query;
     if (query.length < 2) return;
-    let found = await search(query, { limit: 50, wide: true }).catch(() => ({ total: 0, items: [] }));
+    let found = await search(query, { limit: 50 }).catch(() => ({ total: 0, items: [] }));
     if (!found.total) found = await runtimeSearch(query) || found;
     const heading = element("h2", {}, found.total ? `${found.total} Treffer für „${query}“` : `Keine Treffer für „${query}“`);
     results.replaceChildren(heading, ...(found.items.length ? [cards(found.items)] : [
@@ -249,7 +251,7 @@
     const input = document.getElementById("q-404");
     if (input && guess) input.value = guess;
     if (guess.length < 2) return;
-    const found = await search(guess, { limit: 5, wide: true }).catch(() => ({ items: [] }));
+    const found = await search(guess, { limit: 5 }).catch(() => ({ items: [] }));
     if (found.items.length) box.replaceChildren(element("h2", {}, "Meintest du …"), cards(found.items));
   }
 
