@@ -36,6 +36,7 @@ pytestmark = pytest.mark.slow
 
 CHROMIUM = os.environ.get("PETGEN_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = REPO / "docs" / "screenshots"
+PHONE_SCREENSHOTS = {"home", "category", "name", "name-with-caution", "search", "404", "docs"}
 
 # One page of every type: (name, path).
 PAGE_TYPES = [
@@ -106,6 +107,17 @@ def caution_path(dist: Path) -> str:
 
 def page_types(dist: Path) -> list[tuple[str, str]]:
     return [(name, path or caution_path(dist)) for name, path in PAGE_TYPES]
+
+
+def screenshot(page: Page, name: str, height: int) -> None:
+    """With PETGEN_SCREENSHOTS set, save the top of the page (up to `height` CSS pixels) in docs/screenshots/."""
+    if not os.environ.get("PETGEN_SCREENSHOTS"):
+        return
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    width = page.viewport_size["width"] if page.viewport_size else 1280
+    shown = min(height, page.evaluate("document.documentElement.scrollHeight"))
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True,
+                    clip={"x": 0, "y": 0, "width": width, "height": shown})
 
 
 def suggestions(page: Page, input_id: str, query: str) -> list[str]:
@@ -239,9 +251,8 @@ def test_every_page_type_fits_a_phone(site: tuple[str, Path], browser: Browser) 
         page.wait_for_load_state("networkidle")
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 320, (name, width)
-        if os.environ.get("PETGEN_SCREENSHOTS"):
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOTS / f"{name}-phone.png"))
+        if name in PHONE_SCREENSHOTS:
+            screenshot(page, f"{name}-phone", 1280)
     context.close()
 
 
@@ -267,9 +278,8 @@ def test_no_console_errors_and_no_serious_accessibility_violations(site: tuple[s
                    for v in violations if v["impact"] in ("serious", "critical")]
         if serious:
             found[name] = serious
-        if os.environ.get("PETGEN_SCREENSHOTS") and scheme == "light":
-            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=name not in ("a-z-letter", "docs-schemas"))
+        if scheme == "light":
+            screenshot(page, name, 1400)
     context.close()
     assert found == {}
     # The 404 page's own status is logged by Chromium as a failed resource; nothing else may be.
