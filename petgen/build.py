@@ -12,11 +12,11 @@ from pathlib import Path
 
 from petgen import __version__
 from petgen.api import DATA_FILE, emit_api
-from petgen.dist import DistWriter, new_build_dir, swap_in
 from petgen.discovery import emit_openapi_and_discovery
+from petgen.dist import DistWriter, new_build_dir, swap_in
 from petgen.entries import emit_entries
-from petgen.searchindex import INDEX_ROUTE, emit_search_index
 from petgen.kb import KnowledgeBase, load_knowledge_base
+from petgen.searchindex import INDEX_ROUTE, emit_search_index
 from petgen.site import emit_site
 from petgen.sitemap import emit_sitemap
 

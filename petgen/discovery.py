@@ -20,10 +20,10 @@ import orjson
 from petgen.bots import directory
 from petgen.cache import cached, fingerprint
 from petgen.dist import TEXT, DistWriter
+from petgen.guide import emit_docs
 from petgen.kb import KnowledgeBase
 from petgen.llms import corpus_markdown, llms_txt
 from petgen.openapi import openapi_document
-from petgen.guide import emit_docs
 
 CATALOG_PROFILE = "https://www.rfc-editor.org/info/rfc9727"
 LINKSET = f'application/linkset+json; profile="{CATALOG_PROFILE}"'

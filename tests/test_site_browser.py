@@ -21,16 +21,14 @@ from typing import Any
 
 import orjson
 import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from petgen.browse import PAGE_SIZE
 from petgen.build import build
 from petgen.search import SearchIndex, analyze, stems
 from tests.conftest import REPO, TAXONOMY
 from tests.runtime.test_server import free_port, running_server
-
-playwright = pytest.importorskip("playwright.sync_api", reason="the test extras install Playwright")
-from axe_playwright_python.sync_playwright import Axe  # noqa: E402
-from playwright.sync_api import Browser, Page, expect, sync_playwright  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -187,7 +185,7 @@ def test_the_search_page_lists_every_match(site: tuple[str, Path], page: Page, e
 
 
 def test_home_to_facet_page_to_name_to_related_name(site: tuple[str, Path], page: Page) -> None:
-    base, dist = site
+    base, _ = site
     page.goto(base + "/")
     page.get_by_role("link", name=re.compile("Tiere")).first.click()
     page.wait_for_url("**/categories/tiere/")

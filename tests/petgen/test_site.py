@@ -147,7 +147,7 @@ def test_sitemap_and_robots(real_dist: Path) -> None:
 
 def test_docs_render_the_guide_and_the_reference_without_raw_markdown(real_dist: Path) -> None:
     reference = (real_dist / "docs" / "index.html").read_text(encoding="utf-8")
-    assert "`" not in re.sub(r"<pre.*?</pre>", "", reference, flags=re.S)  # descriptions rendered, not raw Markdown
+    assert "`" not in re.sub(r"<pre.*?</pre>", "", reference, flags=re.DOTALL)  # descriptions rendered, not raw Markdown
     assert 'id="common-parameters"' in reference and "<code>nextUrl</code>" in reference
     for page in GUIDE:
         html = (real_dist / "docs" / page.slug / "index.html").read_text(encoding="utf-8")
@@ -172,7 +172,7 @@ def test_the_search_script_reads_the_static_index_of_the_same_build(real_dist: P
     assert 'fetch("/search/index.json")' in script and "/api/search?" in script
     index = orjson.loads((real_dist / "search" / "index.json").read_bytes())
     assert set(index["quality"]) >= {"exact", "stem", "prefix", "compound", "typo1", "typo2"}  # the script reads these
-    stopwords = re.search(r'new Set\(\("(.*?)"\)\.split', script.replace('" +\n    "', ""), re.S)
+    stopwords = re.search(r'new Set\(\("(.*?)"\)\.split', script.replace('" +\n    "', ""), re.DOTALL)
     from petgen.search import STOPWORDS
 
     assert stopwords and set(stopwords.group(1).split()) == STOPWORDS
