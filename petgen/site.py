@@ -94,16 +94,17 @@ class PageRenderer:
 def featured(kb: KnowledgeBase, count: int = 6) -> list[Entry]:
     """A few names for the home page: from each theme (not the aliases), in the editors' order, its most
     linked entry (most `related`, then A–Z) that was not picked yet."""
-    picked: list[Entry] = []
+    picked: dict[str, Entry] = {}
     for category in kb.categories:
         if category.facet is not None:
             continue
-        candidates = [e for e in kb.in_category(category.slug) if e not in picked]
+        candidates = [e for e in kb.in_category(category.slug) if e.slug not in picked]
         if candidates:
-            picked.append(min(candidates, key=lambda e: -len(e.related)))
+            best = min(candidates, key=lambda e: -len(e.related))
+            picked[best.slug] = best
         if len(picked) == count:
             break
-    return picked
+    return list(picked.values())
 
 
 def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
