@@ -231,7 +231,8 @@ def letter_slug(letter: str) -> str:
 
 
 def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
-    """/a-z/ (the letters with their counts) and /a-z/{letter}/ (the names, as links, paginated)."""
+    """/a-z/ (the letters with their counts, also at /names/, canonical /a-z/) and /a-z/{letter}/ (the names,
+    as links, paginated)."""
     template = environment().get_template("az.html")
     groups = browse.by_letter
     for letter, url, _ in [(None, f"{browse.base}/a-z/", 0), *browse.letters]:
@@ -245,3 +246,5 @@ def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
                                    canonical=canonical, total=len(kb.entries))
             rel = canonical.removeprefix(browse.base + "/")
             writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+            if letter is None:  # /names/ (the parent of every entry's page) shows the same letters
+                writer.add_file("/names/", "names/index.html", html.encode(), HTML)

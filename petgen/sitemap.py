@@ -8,6 +8,7 @@ from petgen.dist import HTML, DistWriter
 from petgen.kb import KnowledgeBase
 
 XML = "application/xml; charset=utf-8"
+DUPLICATES = frozenset({"/names/"})  # the A–Z letters again (canonical /a-z/): not listed
 
 
 def emit_sitemap(kb: KnowledgeBase, writer: DistWriter) -> None:
@@ -15,7 +16,7 @@ def emit_sitemap(kb: KnowledgeBase, writer: DistWriter) -> None:
     base = kb.site.base_url
     reviewed = {f"/names/{e.slug}/": e.lastReviewed for e in kb.entries}
     lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
-    for route in sorted(r for r, info in writer.routes.items() if info["type"] == HTML):
+    for route in sorted(r for r, info in writer.routes.items() if info["type"] == HTML and r not in DUPLICATES):
         lastmod = f"<lastmod>{reviewed[route]}</lastmod>" if route in reviewed else ""
         lines.append(f"<url><loc>{escape(base + route)}</loc>{lastmod}</url>")
     lines.append("</urlset>")
