@@ -166,10 +166,16 @@ class Browse:
 
 
 def pagination(url: str, total: int, size: int, number: int) -> dict[str, Any]:
-    """Page `number` of a list of `total` items at `url` (page 1) and `url` + `n/` (page n)."""
+    """Page `number` of a list of `total` items at `url` (page 1) and `url` + `n/` (page n); the links to show:
+    the first and last page and two on either side of this one, `(None, "")` for a gap."""
     count = max(1, -(-total // size))
-    return {"number": number, "count": count,
-            "links": [(n, url if n == 1 else f"{url}{n}/") for n in range(1, count + 1)],
+    shown = sorted({1, count, *range(max(1, number - 2), min(count, number + 2) + 1)})
+    links: list[tuple[int | None, str]] = []
+    for n in shown:
+        if links and links[-1][0] is not None and n > links[-1][0] + 1:  # type: ignore[operator]
+            links.append((None, ""))  # a gap: "…"
+        links.append((n, url if n == 1 else f"{url}{n}/"))
+    return {"number": number, "count": count, "links": links,
             "prev": (url if number == 2 else f"{url}{number - 1}/") if number > 1 else None,
             "next": f"{url}{number + 1}/" if number < count else None}
 
