@@ -15,15 +15,15 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from petgen.content import FILTER_FACETS, Entry
+from petgen.content import FILTER_FACETS, Entry, Site
 from petgen.dist import HTML, DistWriter
 from petgen.kb import KnowledgeBase
-from petgen.resources import list_route
+from petgen.resources import entry_url, list_route
 from petgen.templating import environment, script_json
 from petgen.text import collation_key
 
 PAGE_SIZE = 48  # cards per list page: about 20 KB of HTML, 40 KB with the stylesheet and script
-AZ_PAGE_SIZE = 300  # names per A–Z page (title links only)
+AZ_PAGE_SIZE = 200  # names per A–Z page (title links only): under 40 KB with the stylesheet and script
 
 
 @dataclass(frozen=True)
@@ -71,9 +71,13 @@ class Browse:
         self.base = kb.site.base_url
         # Facet values that an alias category stands for link to that category (`gender=sie` → Für sie).
         self.alias_of = {facet: slug for slug, facet in kb.aliases.items()}
+        # The lookups of `pills`, made here: the page workers, forked later, use them read-only.
+        self.categories = {c.slug: c for c in kb.categories}
+        self.moods = {m.slug: m for m in kb.moods}
+        self.titles = {f: {v.slug: v.title for v in values} for f, values in kb.facets.values.items()}
 
-    def url(self, kind: str, slug: str, page: int = 1) -> str:
-        return f"{self.base}/{KIND[kind].segment}/{slug}/" + (f"{page}/" if page > 1 else "")
+    def url(self, kind: str, slug: str) -> str:
+        return f"{self.base}/{KIND[kind].segment}/{slug}/"
 
     def overview_url(self, kind: str) -> str:
         return f"{self.base}/{KIND[kind].segment}/"
@@ -102,15 +106,9 @@ class Browse:
                             for v in kb.facets.values.get(facet, [])]
         return lists
 
-    @cached_property
-    def _lookups(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, dict[str, str]]]:
-        kb = self.kb
-        return ({c.slug: c for c in kb.categories}, {m.slug: m for m in kb.moods},
-                {f: {v.slug: v.title for v in values} for f, values in kb.facets.values.items()})
-
     def pills(self, entry: Entry) -> dict[str, list[dict[str, str | None]]]:
         """The entry's categories, moods and facet values as links to their pages (gender: its alias category)."""
-        categories, moods, titles = self._lookups
+        categories, moods, titles = self.categories, self.moods, self.titles
         pills: dict[str, list[dict[str, str | None]]] = {
             "categories": [{"label": f"{categories[c].emoji} {categories[c].title}", "url": self.url("category", c)}
                            for c in entry.categories if c in categories],
@@ -130,9 +128,9 @@ class Browse:
                 pills[facet].append({"label": titles[facet][v], "url": url})
         return pills
 
-    @cached_property
+    @property
     def mood_titles(self) -> dict[str, str]:
-        return {m.slug: m.title for m in self.kb.moods}
+        return {slug: mood.title for slug, mood in self.moods.items()}
 
     @cached_property
     def cards(self) -> dict[str, str]:
@@ -171,8 +169,8 @@ def pagination(url: str, total: int, size: int, number: int) -> dict[str, Any]:
     count = max(1, -(-total // size))
     shown = sorted({1, count, *range(max(1, number - 2), min(count, number + 2) + 1)})
     links: list[tuple[int | None, str]] = []
-    for n in shown:
-        if links and links[-1][0] is not None and n > links[-1][0] + 1:  # type: ignore[operator]
+    for previous, n in zip([0, *shown], shown):
+        if n > previous + 1:
             links.append((None, ""))  # a gap: "…"
         links.append((n, url if n == 1 else f"{url}{n}/"))
     return {"number": number, "count": count, "links": links,
@@ -180,12 +178,12 @@ def pagination(url: str, total: int, size: int, number: int) -> dict[str, Any]:
             "next": f"{url}{number + 1}/" if number < count else None}
 
 
-def term_set(name: str, description: str, url: str, entries: list[Entry], base: str) -> str:
+def term_set(name: str, description: str, url: str, entries: list[Entry], site: Site) -> str:
     """JSON-LD for a list page: a DefinedTermSet with the names it shows."""
     return script_json({
         "@context": "https://schema.org", "@type": "DefinedTermSet", "name": name, "description": description,
-        "url": url, "inLanguage": "de",
-        "hasDefinedTerm": [{"@type": "DefinedTerm", "name": e.title, "url": f"{base}/names/{e.slug}/"} for e in entries],
+        "url": url, "inLanguage": site.language,
+        "hasDefinedTerm": [{"@type": "DefinedTerm", "name": e.title, "url": entry_url(site, e.slug)} for e in entries],
     })
 
 
@@ -200,7 +198,7 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     """Write every list page (paginated), one overview page per kind, and the A–Z index."""
     env = environment()
     template = env.get_template("list.html")
-    site, base = kb.site, browse.base
+    site = kb.site
     cards = browse.cards
     for kind in KINDS:
         for page in browse.lists[kind.name]:
@@ -216,12 +214,12 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
                     site=site, page=page, kind=kind, canonical=canonical, pagination=pages, moods=moods, size=PAGE_SIZE,
                     overview=browse.overview_url(kind.name), api=api_path(page),
                     cards=Markup("".join(cards[e.slug] for e in shown)),
-                    jsonld=term_set(page.label, page.description, canonical, shown, base))
+                    jsonld=term_set(page.label, page.description, canonical, shown, site))
                 rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
                 writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
         overview = env.get_template("overview.html").render(
             site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=browse.tiles(kind.name),
-            jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], base))
+            jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], site))
         writer.add_file(f"/{kind.segment}/", f"{kind.segment}/index.html", overview.encode(), HTML)
     emit_az(kb, writer, browse)
 

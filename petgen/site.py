@@ -30,7 +30,6 @@ class PageRenderer:
         self.facets = {name: {v.slug: v for v in values} for name, values in kb.facets.values.items()}
         self.titles = {e.slug: e.title for e in kb.entries}
         self.browse = Browse(kb)
-        self.browse.pills  # noqa: B018 - fill the lookups before the workers are forked
 
     @cached_property
     def context_key(self) -> str:
