@@ -196,7 +196,7 @@ def api_path(page: ListPage) -> str:
 
 def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     """Write every list page (paginated), one overview page per kind, and the A–Z index."""
-    env = environment()
+    env = environment(kb.site)
     template = env.get_template("list.html")
     site = kb.site
     cards = browse.cards
@@ -237,7 +237,7 @@ def letter_slug(letter: str) -> str:
 def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     """/a-z/ (the letters with their counts, also at /names/, canonical /a-z/) and /a-z/{letter}/ (the names,
     as links, paginated)."""
-    template = environment().get_template("az.html")
+    template = environment(kb.site).get_template("az.html")
     groups = browse.by_letter
     for letter, url, _ in [(None, f"{browse.base}/a-z/", 0), *browse.letters]:
         entries = groups.get(letter, []) if letter else []

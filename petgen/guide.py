@@ -147,7 +147,7 @@ def operations(document: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
 
 def emit_docs(kb: KnowledgeBase, writer: DistWriter, document: dict[str, Any]) -> None:
     """Write /docs (the reference), /docs/schemas/ and one page per guide document found in docs/."""
-    env = environment()
+    env = environment(kb.site)
     env.filters["md"] = inline_markdown
     env.filters["schema_name"] = schema_name
     env.filters["schema_text"] = schema_text

@@ -24,7 +24,7 @@ class PageRenderer:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.site = kb.site
-        self.template = environment().get_template("name.html")
+        self.template = environment(kb.site).get_template("name.html")
         self.categories = {c.slug: c for c in kb.categories}
         self.moods = {m.slug: m for m in kb.moods}
         self.facets = {name: {v.slug: v for v in values} for name, values in kb.facets.values.items()}
@@ -108,7 +108,7 @@ def featured(kb: KnowledgeBase, count: int = 6) -> list[Entry]:
 
 def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Write the assets, the list pages, the home page, the search page and the 404 page."""
-    env = environment()
+    env = environment(kb.site)
     site, base = kb.site, kb.site.base_url
     emit_assets(writer)
     browse = Browse(kb)

@@ -3,13 +3,14 @@ JSON for script elements."""
 
 from __future__ import annotations
 
-from functools import cache
 from importlib import resources
 
 import cmarkgfm
 import orjson
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
+from petgen.content import Site
 from petgen.dist import CSS, DistWriter, content_hash
 
 # The site's static assets: template file -> (stem of the hashed path, extension, content type). Each is
@@ -22,9 +23,9 @@ ASSETS = {
 }
 
 
-@cache
 def asset_files() -> dict[str, tuple[str, bytes]]:
-    """Each asset's hashed path (without the leading slash) and bytes."""
+    """Each asset's hashed path (without the leading slash) and bytes (read again each time: a long-running
+    `petgen dev` picks up an edited stylesheet or script with its next build)."""
     found = {}
     for name, (source, stem, ext, _) in ASSETS.items():
         data = (resources.files("petgen") / "templates" / source).read_bytes()
@@ -54,7 +55,9 @@ def german_date(iso: str) -> str:
     return f"{int(day)}. {_MONTHS[int(month) - 1]} {year}"
 
 
-def environment() -> Environment:
+def environment(site: Site) -> Environment:
+    """The Jinja environment of every page of `site`, with the parts that depend on the site alone (head
+    tags, header, footer) rendered once, as `chrome`, instead of once per page."""
     # auto_reload off: templates do not change during a build, and Jinja would otherwise check the
     # parent template's file on every page it renders (two system calls per page).
     env = Environment(loader=PackageLoader("petgen", "templates"), autoescape=select_autoescape(["html"]),
@@ -65,6 +68,9 @@ def environment() -> Environment:
     env.globals["assets"] = {name: "/" + path for name, (path, _) in asset_files().items()}
     env.globals["canonical"] = None
     env.filters["german_date"] = german_date
+    parts = env.get_template("_chrome.html").make_module({"site": site})
+    env.globals["chrome"] = {name: Markup(getattr(parts, name)()) for name in ("head", "top", "search", "foot_start",
+                                                                                "foot_end")}
     return env
 
 
