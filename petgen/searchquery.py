@@ -52,6 +52,11 @@ DENSE_SHARE = 32  # posting lists longer than 1/32 of the documents keep a bitma
 SUGGESTIONS = 5  # "did you mean" titles, at most
 SCORE_DIGITS = 4  # scores are compared at this precision; ties go to the engine's title order
 
+# The ranking constants the page's search script (petgen/templates/search.js) reads from /search/index.json.
+SCORING = {"field_confidence": [list(point) for point in FIELD_CONFIDENCE], "prefix": [PREFIX_BASE, PREFIX_COVERAGE],
+           "prefix_fanout": PREFIX_FANOUT, "short_prefix": SHORT_PREFIX, "prefix_scan": PREFIX_SCAN, "typo_matches": FUZZY_MATCHES,
+           "score_digits": SCORE_DIGITS}
+
 Group = tuple[np.ndarray, np.ndarray]  # (docs, best confidence per doc) of one word group
 
 

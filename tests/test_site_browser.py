@@ -29,7 +29,8 @@ from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from petgen.browse import PAGE_SIZE
 from petgen.build import build
-from petgen.search import SearchIndex, analyze, stems
+from petgen.search import analyze, stems
+from petgen.searchquery import SearchIndex
 from tests.conftest import REPO, TAXONOMY
 from tests.runtime.test_server import free_port, running_server
 

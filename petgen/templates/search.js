@@ -1,5 +1,6 @@
 /* Search in the page, without the runtime: reads the build's static index (/search/index.json and
-   the shards it lists, written by petgen/searchindex.py) and scores as petgen/search.py does, with the
+   the shards it lists, written by petgen/searchindex.py) and ranks as petgen/searchquery.py does (its
+   constants come with the index: `scoring`), with the
    same normalisation (case, umlauts and ae/oe/ue folded to base letters, accents, stopwords), whole
    words, prefixes, compound parts and typos (1 edit from 4 letters, 2 from 8, same first letter). What
    it leaves out is stemming, which needs the Snowball stemmers: a query word only matches a stem that
@@ -13,7 +14,6 @@
     "is are my me you your it its on in at be").split(" "));
   const UMLAUTS = { "ä": "a", "ö": "o", "ü": "u", "ß": "ss" };
   const UNDECOMPOSED = { "ı": "i", "ł": "l", "đ": "d", "ø": "o", "æ": "ae", "œ": "oe", "þ": "th", "ð": "d", "ħ": "h" };
-  const BONUS_NON_TYPO = 100, BONUS_WHOLE = 10, PREFIX_FANOUT = 64;
 
   /* Normalisation: petgen/search.py `fold_word` and `words`. */
   function fold(word) {
@@ -69,70 +69,93 @@
     return shards.get(key);
   }
 
-  /* One query word against every document: petgen/search.py `SearchIndex.match_word`. */
-  async function matchWord(word, quality) {
-    const best = new Map(), whole = new Set(), exact = new Set();
+  /* One query word against every document: petgen/searchquery.py `SearchIndex.postings` and `group_of`.
+     Each document's best confidence over the word's matches: the field's confidence (from its index
+     weight) times the match's quality. */
+  async function matchWord(word, index) {
+    const { quality, scoring } = index;
+    const best = new Map();
     const take = (postings, q) => {
       if (!postings) return;
       const [docs, weights] = postings;
       for (let i = 0; i < docs.length; i++) {
-        const score = weights[i] * q;
+        const score = confidence(weights[i], scoring.field_confidence) * q;
         if (score > (best.get(docs[i]) || 0)) best.set(docs[i], score);
       }
     };
     const shard = await loadShard(shardKey(word));
+    const indexed = Boolean(shard && shard.words[word]);
     if (shard) {
       take(shard.stems[word], quality.stem);
       take(shard.words[word], quality.exact);
-      best.forEach((_, doc) => whole.add(doc));
       take(shard.parts[word], quality.compound);
-      if (word.length >= 2) {
-        let start = shard.sorted.findIndex((w) => w >= word);
-        for (let n = 0; start >= 0 && n < PREFIX_FANOUT && start + n < shard.sorted.length; n++) {
-          const completion = shard.sorted[start + n];
-          if (!completion.startsWith(word)) break;
-          if (completion !== word) take(shard.words[completion], quality.prefix);
+      if (word.length >= 2) {  // completions: at most prefix_fanout, shortest first (SearchIndex.completions)
+        const short = word.length <= scoring.short_prefix, found = [];
+        for (let i = lowerBound(shard.sorted, word); i < shard.sorted.length && (short || found.length < scoring.prefix_scan); i++) {
+          if (!shard.sorted[i].startsWith(word)) break;
+          found.push(shard.sorted[i]);
+        }
+        found.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
+        const [base, coverage] = scoring.prefix;
+        const kept = found.slice(0, scoring.prefix_fanout + (short ? 0 : 1)).filter((w) => w !== word);
+        for (const completion of kept.slice(0, scoring.prefix_fanout)) {
+          take(shard.words[completion], base + coverage * word.length / completion.length);
         }
       }
     }
-    best.forEach((_, doc) => exact.add(doc));
-    if (word.length >= 4) {
+    if (word.length >= 4 && !indexed) {  // typos: only for a word not itself indexed, the nearest first
       const limit = word.length >= 8 ? 2 : 1;
-      const index = await loadManifest();
       const keys = Object.keys(index.shards).filter((k) => k[0] === word[0]);  // the shards of its first letter
+      const near = [];
       for (const candidate of await Promise.all(keys.map(loadShard))) {
         if (!candidate) continue;
         for (const w of candidate.sorted) {
-          if (w[0] !== word[0] || Math.abs(w.length - word.length) > limit || w === word) continue;
+          const delta = w.length - word.length;
+          if (Math.abs(delta) > limit) continue;
           const distance = osa(word, w);
-          if (distance <= limit) take(candidate.words[w], distance === 1 ? quality.typo1 : quality.typo2);
+          if (distance > 0 && distance <= limit) near.push([distance, Math.abs(delta) * 2 - (delta < 0 ? 1 : 0), w, candidate]);
         }
       }
+      near.sort((a, b) => a[0] - b[0] || a[1] - b[1] || (a[2] < b[2] ? -1 : a[2] > b[2] ? 1 : 0));
+      for (const [distance, , w, candidate] of near.slice(0, scoring.typo_matches)) {
+        take(candidate.words[w], distance === 1 ? quality.typo1 : quality.typo2);
+      }
     }
-    return { best, whole, exact };
+    return best;
+  }
+  /* The field confidence of an index weight: linear between the points given, flat beyond them (numpy.interp). */
+  function confidence(weight, points) {
+    if (weight <= points[0][0]) return points[0][1];
+    for (let i = 1; i < points.length; i++) {
+      const [x0, y0] = points[i - 1], [x1, y1] = points[i];
+      if (weight <= x1) return y0 + (y1 - y0) * (weight - x0) / (x1 - x0);
+    }
+    return points[points.length - 1][1];
+  }
+  function lowerBound(sorted, word) {
+    let lo = 0, hi = sorted.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid] < word) lo = mid + 1; else hi = mid; }
+    return lo;
   }
 
-  /* A query: the best `limit` hits and the number of all. */
+  /* A query: the best `limit` hits and the number of all. A document's score is the mean, over the query
+     words that match anything, of its best confidence for each word (0 for a word it does not match);
+     ties go to the shorter title, then the alphabetical one: petgen/searchquery.py `combine`, `ranked`. */
   async function search(query, { limit = 8 } = {}) {
     const index = await loadManifest();
-    const scores = new Map();
-    const matches = await Promise.all(analyze(query).map((w) => matchWord(w, index.quality)));
-    for (const { best, whole, exact } of matches) {
-      best.forEach((score, doc) => {
-        const bonus = (exact.has(doc) ? BONUS_NON_TYPO : 0) + (whole.has(doc) ? BONUS_WHOLE : 0);
-        scores.set(doc, (scores.get(doc) || 0) + score + bonus);
-      });
-    }
-    const docs = index.docs;
-    const ranked = [...scores].map(([doc, score]) => [doc, Math.round(score * 1e6) / 1e6]);
+    const matches = (await Promise.all(analyze(query).map((w) => matchWord(w, index)))).filter((m) => m.size);
+    const sums = new Map();
+    for (const best of matches) best.forEach((score, doc) => sums.set(doc, (sums.get(doc) || 0) + score));
+    const docs = index.docs, precision = 10 ** index.scoring.score_digits;
+    const ranked = [...sums].map(([doc, sum]) => [doc, sum / matches.length, Math.round(sum / matches.length * precision)]);
     ranked.sort((a, b) => {
       const [ta, tb] = [docs[a[0]][1], docs[b[0]][1]];
       const [ka, kb] = [collationKey(ta), collationKey(tb)];
-      return b[1] - a[1] || ta.length - tb.length || (ka < kb ? -1 : ka > kb ? 1 : ta < tb ? -1 : ta > tb ? 1 : 0);
+      return b[2] - a[2] || ta.length - tb.length || (ka < kb ? -1 : ka > kb ? 1 : ta < tb ? -1 : ta > tb ? 1 : 0);
     });
     const items = ranked.slice(0, limit).map(([doc, score]) => {
       const [slug, title, meaning, url] = docs[doc];
-      return { slug, title, meaning, url: localUrl(url), score };
+      return { slug, title, meaning, url: localUrl(url), score: Math.round(Math.min(1, score) * 1000) / 1000 };
     });
     return { query, total: ranked.length, items };
   }
