@@ -13,7 +13,8 @@ from starlette.testclient import TestClient
 from petgen.build import build
 from petgen.schemas import schema_for
 from runtime.dist import Dist
-from runtime.understanding import FLOOR, answer, understand
+from petgen.synthetic import write_corpus
+from runtime.understanding import FLOOR, Ranking, answer, understand
 from tests.conftest import REPO
 
 ASK = Draft202012Validator(schema_for("AskResponse"))
@@ -148,8 +149,6 @@ def test_search_offers_did_you_mean(make_client, dist: Dist) -> None:  # type: i
 @pytest.fixture(scope="module")
 def large(tmp_path_factory: pytest.TempPathFactory) -> Dist:
     """1,200 synthetic entries (every one has `kuscheln` and `Kosename`) with the real lexicon."""
-    from petgen.synthetic import write_corpus  # noqa: PLC0415
-
     root = tmp_path_factory.mktemp("large")
     content = write_corpus(root / "content", 1200, taxonomy_from=REPO / "content")
     (content / "lexicon.yml").write_bytes((REPO / "content" / "lexicon.yml").read_bytes())
@@ -164,8 +163,6 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Dist:
 ])
 def test_ranking_from_heads_equals_scoring_everything(question: str, large: Dist,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    from runtime.understanding import Ranking  # noqa: PLC0415
-
     bounded, fallback = Ranking.bounded, Ranking.everything
 
     def compare(self: Ranking, limit: int) -> Any:
@@ -181,8 +178,6 @@ def test_ranking_from_heads_equals_scoring_everything(question: str, large: Dist
 
 
 def test_most_questions_at_scale_are_ranked_from_heads(large: Dist, monkeypatch: pytest.MonkeyPatch) -> None:
-    from runtime.understanding import Ranking  # noqa: PLC0415
-
     calls: list[int] = []
     everything = Ranking.everything
     monkeypatch.setattr(Ranking, "everything", lambda self, limit: calls.append(limit) or everything(self, limit))
