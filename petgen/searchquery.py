@@ -48,6 +48,7 @@ FUZZY_MATCHES = 16  # typo matches kept per query word, the nearest first
 HEAD = 64  # a top-k query first ranks the best HEAD documents of each long posting list (impact order) …
 HEAD_GROWTH = 8  # … and, while it cannot prove that nothing outside them ranks higher, 8 times as many …
 MAX_HEAD = 4096  # … up to this many: beyond it, the top is chosen among these (a cap that rarely applies)
+MAX_CANDIDATES = 8192  # … and to this many over all of a query's long lists (a query of many common words)
 DENSE_SHARE = 32  # posting lists longer than 1/32 of the documents keep a bitmap for counting matches
 SUGGESTIONS = 5  # "did you mean" titles, at most
 SCORE_DIGITS = 4  # scores are compared at this precision; ties go to the engine's title order
@@ -379,14 +380,22 @@ class SearchIndex:
         A document outside those heads scores at most the mean over the groups of the best confidence left
         in a group's lists (`bound`). If the `limit`-th candidate's ranking key (rounded score, then title
         order) beats the best key such a document could have, the answer is exact; otherwise the heads grow
-        by HEAD_GROWTH, to MAX_HEAD at most (the cap: then the best among those candidates are answered).
+        by HEAD_GROWTH, to MAX_HEAD at most and MAX_CANDIDATES over all long lists together (`head_cap`: then the
+        best among those candidates are answered).
         """
-        head = max(HEAD, 4 * limit)
+        head, cap = max(HEAD, 4 * limit), self.head_cap(groups)
         while True:
             exact, hits = self._top_of_heads(groups, limit, head)
-            if exact or head >= MAX_HEAD:
+            if exact or head >= cap:
                 return hits
-            head = min(head * HEAD_GROWTH, MAX_HEAD)
+            head = min(head * HEAD_GROWTH, cap)
+
+    @staticmethod
+    def head_cap(groups: list[list[Source]]) -> int:
+        """How far the heads of a query's long lists may grow: MAX_HEAD each, and MAX_CANDIDATES over all of
+        them (a query with many long lists grows each less), never below HEAD."""
+        long = sum(1 for sources in groups for posting, _, _ in sources if posting.impact is not None)
+        return max(HEAD, min(MAX_HEAD, MAX_CANDIDATES // max(1, long)))
 
     def _top_of_heads(self, groups: list[list[Source]], limit: int, head: int) -> tuple[bool, list[Hit]]:
         share = 1.0 / len(groups)
