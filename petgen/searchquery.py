@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +48,7 @@ FUZZY_MATCHES = 16  # typo matches kept per query word, the nearest first
 HEAD = 64  # a top-k query first ranks the best HEAD documents of each long posting list (impact order) …
 HEAD_GROWTH = 8  # … and, while it cannot prove that nothing outside them ranks higher, 8 times as many …
 MAX_HEAD = 4096  # … up to this many: beyond it, the top is chosen among these (a cap that rarely applies)
+MAX_CANDIDATES = 8192  # … and to this many over all of a query's long lists (a query of many common words)
 DENSE_SHARE = 32  # posting lists longer than 1/32 of the documents keep a bitmap for counting matches
 SUGGESTIONS = 5  # "did you mean" titles, at most
 SCORE_DIGITS = 4  # scores are compared at this precision; ties go to the engine's title order
@@ -104,6 +105,10 @@ class Posting:
             mask[self.docs] = True
             self.bits = np.packbits(mask, bitorder="little").view(np.uint64)
 
+    def best(self) -> float:
+        """The highest confidence in the list."""
+        return self.levels[0][1] if self.levels else float(self.conf.max())
+
     def confidence_at(self, position: int) -> float:
         """The confidence of the entry at `position` in impact order."""
         for end, value in self.levels:
@@ -117,6 +122,8 @@ class Posting:
 
 
 Source = tuple[Posting, float, float]  # a posting list with its match quality and its alternative's step
+Weighted = tuple[list[Source], float, bool]  # a group's lists, its share of the score, whether it leads (see proven_top)
+Scorer = Callable[[np.ndarray, list[np.ndarray]], tuple[np.ndarray, np.ndarray | None]]  # candidates, values -> scores, kept
 
 
 @dataclass
@@ -133,6 +140,7 @@ class SearchIndex:
     titles_by_shape: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # folded titles, as by_shape
     title_docs: dict[str, list[int]] = field(default_factory=dict)
     order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # tie-break rank per doc
+    named: dict[Any, tuple[np.ndarray, Posting]] = field(default_factory=dict)  # see `posting_of`
     _local: threading.local = field(default_factory=threading.local, repr=False)
 
     @classmethod
@@ -168,6 +176,18 @@ class SearchIndex:
     @classmethod
     def from_index(cls, index: dict[str, Any]) -> SearchIndex:
         return cls.from_shards(index["docs"], shard(index).values())
+
+    def posting_of(self, key: Any, make: Callable[[], np.ndarray]) -> tuple[np.ndarray, Posting]:
+        """A value in 0..1 per document (from `make`, once per `key`: a filter such as a facet or category)
+        and the same as a posting list in impact order, so that `proven_top` can rank and bound by it."""
+        found = self.named.get(key)
+        if found is None:
+            values = make()
+            docs = np.flatnonzero(values).astype(np.int32)
+            posting = Posting(docs, values[docs].astype(np.float64))
+            posting.rank(self.order, len(self.docs))
+            found = self.named[key] = (values, posting)
+        return found
 
     # -- expansion, each bounded --------------------------------------------------------------
 
@@ -365,51 +385,98 @@ class SearchIndex:
         A document outside those heads scores at most the mean over the groups of the best confidence left
         in a group's lists (`bound`). If the `limit`-th candidate's ranking key (rounded score, then title
         order) beats the best key such a document could have, the answer is exact; otherwise the heads grow
-        by HEAD_GROWTH, to MAX_HEAD at most (the cap: then the best among those candidates are answered).
+        by HEAD_GROWTH, to MAX_HEAD at most and MAX_CANDIDATES over all long lists together (`head_cap`: then the
+        best among those candidates are answered).
         """
-        head = max(HEAD, 4 * limit)
+        head, cap = max(HEAD, 4 * limit), self.head_cap(groups)
         while True:
             exact, hits = self._top_of_heads(groups, limit, head)
-            if exact or head >= MAX_HEAD:
+            if exact or head >= cap:
                 return hits
-            head = min(head * HEAD_GROWTH, MAX_HEAD)
+            head = min(head * HEAD_GROWTH, cap)
+
+    @staticmethod
+    def head_cap(groups: list[list[Source]]) -> int:
+        """How far the heads of a query's long lists may grow: MAX_HEAD each, and MAX_CANDIDATES over all of
+        them (a query with many long lists grows each less), never below HEAD."""
+        long = sum(1 for sources in groups for posting, _, _ in sources if posting.impact is not None)
+        return max(HEAD, min(MAX_HEAD, MAX_CANDIDATES // max(1, long)))
 
     def _top_of_heads(self, groups: list[list[Source]], limit: int, head: int) -> tuple[bool, list[Hit]]:
+        share = 1.0 / len(groups)
+
+        def mean(candidates: np.ndarray, values: list[np.ndarray]) -> tuple[np.ndarray, None]:
+            scores = np.zeros(len(candidates))
+            for found in values:
+                scores += found
+            return scores / len(groups), None
+
+        exact, docs, scores = self.proven_top([(sources, share, True) for sources in groups], limit, head, mean)
+        return exact, self.ranked(docs, scores, limit)
+
+    def proven_top(self, groups: list[Weighted], limit: int, head: int, score: Scorer
+                   ) -> tuple[bool, np.ndarray, np.ndarray]:
+        """Candidates from the first `head` documents (impact order) of each long list of the leading groups (all
+        of a short one), their scores by `score` (which may also drop candidates: a filter), and whether that is
+        proven to hold the best `limit` documents of all.
+
+        `score` must not give any document more than the sum over the groups of share × the document's value in
+        the group. A document outside the heads then scores at most that sum with the best value left in each
+        group (`bound`). If the `limit`-th kept candidate's ranking key (rounded score, then title order) beats
+        the best key such a document could have, the answer is exact.
+        """
+        leading = [sources for sources, _, lead in groups if lead]
         pieces = [posting.docs if posting.impact is None or len(posting) <= head else posting.impact[:head]
-                  for sources in groups for posting, _, _ in sources]
-        candidates = np.unique(np.concatenate(pieces))
-        scores = np.zeros(len(candidates))
-        bound, gap, first_left = 0.0, np.inf, len(self.docs)
-        for sources in groups:
-            scores += self._values_at(sources, candidates, head)
-            left = [(posting, match * step) for posting, match, step in sources
-                    if posting.impact is not None and len(posting) > head]
-            if not left:
+                  for sources in leading for posting, _, _ in sources]
+        candidates = np.unique(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.int32)
+        scores, kept = score(candidates, [self._values_at(sources, candidates, head) for sources, _, _ in groups])
+        if kept is not None:
+            candidates, scores = candidates[kept], scores[kept]
+        bound, gap, first_left, whole = 0.0, np.inf, 0, True
+        for sources, share, lead in groups:
+            left = self._left(sources, head if lead else 0, lead)
+            if left is None:
                 continue
-            # Best and second-best confidence a document outside the heads can have in this group.
-            best = max(posting.confidence_at(head) * factor for posting, factor in left)
-            lower = [value * factor for posting, factor in left for value in posting.tail_values(head)]
-            below = max((v for v in lower if v < best), default=0.0)
-            bound += best
-            gap = min(gap, best - below)
-            first_left = min(first_left, *(int(self.order[posting.impact[head]]) for posting, _ in left))
-        n = len(self.docs)
-        scores /= len(groups)
-        hits = self.ranked(candidates, scores, limit)
-        if bound == 0.0:  # every list was taken whole
-            return True, hits
+            best, below, first = left
+            whole = False
+            bound += share * best
+            gap = min(gap, share * (best - below))
+            first_left = max(first_left, first)
+        if whole:  # every list was taken whole
+            return True, candidates, scores
         if len(candidates) < limit:
-            return False, hits
+            return False, candidates, scores
+        n = len(self.docs)
         unit = 10 ** SCORE_DIGITS
         key = np.round(scores * unit).astype(np.int64) * n + (n - 1 - self.order[candidates])
         kth = int(np.partition(key, len(key) - limit)[len(key) - limit])
-        bound /= len(groups)
         top_score = int(np.round((bound + 1e-9) * unit))
-        below_score = int(np.round((bound - gap / len(groups) + 1e-9) * unit))
-        # Scoring exactly `bound` needs the first confidence left in every group, which only documents at or
-        # after `first_left` in title order have; any other outside document rounds lower (when `gap` shows it).
+        below_score = int(np.round((bound - gap + 1e-9) * unit))
+        # Scoring exactly `bound` needs the best value left in every group, which in each group only documents at
+        # or after its first such document in title order have; any other outside document rounds lower (when
+        # `gap` shows it).
         best_outside = top_score * n + (n - 1 - (first_left if below_score < top_score else 0))
-        return kth >= best_outside, hits
+        return kth >= best_outside, candidates, scores
+
+    def _left(self, sources: list[Source], head: int, lead: bool) -> tuple[float, float, int] | None:
+        """For documents outside the first `head` (impact order) of a group's lists: the best value one can have
+        in the group, the next lower value, and the first title order a document with the best value can have.
+        A leading group's short lists are taken whole (their documents are candidates): nothing is left."""
+        levels: list[tuple[float, list[float], int]] = []  # per list: best left, lower values, first order
+        for posting, match, step in sources:
+            factor = match * step
+            if posting.impact is not None and len(posting) > head:
+                values = [v * factor for v in posting.tail_values(head)]
+                levels.append((values[0], values[1:], int(self.order[posting.impact[head]])))
+            elif not lead and len(posting):
+                values = sorted({float(v) * factor for v in posting.conf}, reverse=True)
+                top = posting.docs[posting.conf * factor == values[0]]
+                levels.append((values[0], values[1:], int(self.order[top].min())))
+        if not levels:
+            return None
+        best = max(level[0] for level in levels)
+        lower = [v for first, rest, _ in levels for v in (first, *rest) if v < best]
+        return best, max(lower, default=0.0), min(order for first, _, order in levels if first == best)
 
     def _values_at(self, sources: list[Source], candidates: np.ndarray, head: int) -> np.ndarray:
         """One group's best confidence for each candidate: a list no longer than a few times the candidates is

@@ -223,7 +223,24 @@ def test_a_query_looks_at_most_at_max_head_documents_of_a_long_list(monkeypatch:
 
     monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
     monkeypatch.setattr(engine, "MAX_HEAD", 128)
-    hits, total = big.top("sonne1 mond2", 10)  # needs more than the first heads to prove its top ten
-    assert len(hits) == 10 and total == len(big.scored("sonne1 mond2")[0])
+    hits, total = big.top("mond4 wort2", 10)  # needs more than the first heads to prove its top ten
+    assert len(hits) == 10 and total == len(big.scored("mond4 wort2")[0])
     assert seen == [engine.HEAD, 128]  # grown once, then stopped by the cap
-    assert len(big.words["sonne1"]) > 128 and len(big.words["mond2"]) > 128  # so the cap was what bounded it
+    assert len(big.words["mond4"]) > 128 and len(big.words["wort2"]) > 128  # so the cap was what bounded it
+
+
+def test_a_query_of_many_long_lists_looks_at_most_at_max_candidates_documents(monkeypatch: pytest.MonkeyPatch) -> None:
+    big = common(3000)
+    seen: list[int] = []
+    original = SearchIndex._top_of_heads
+
+    def counting(self: SearchIndex, groups: list, limit: int, head: int) -> tuple:
+        long = [posting for sources in groups for posting, _, _ in sources if posting.impact is not None]
+        seen.append(sum(min(head, len(posting)) for posting in long))
+        return original(self, groups, limit, head)
+
+    monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
+    monkeypatch.setattr(engine, "MAX_CANDIDATES", 1200)
+    hits, _ = big.top("kuscheln wort5 sonne1 mond7", 10)  # four long lists (and more from the prefix sonne1 …)
+    assert len(hits) == 10 and len(seen) > 1  # it had to grow, and stopped at the budget
+    assert max(seen) <= 1200 and seen[-1] > seen[0]  # grown, but never beyond it
