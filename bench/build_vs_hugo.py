@@ -9,6 +9,10 @@ an earlier build of the same content (what an editor's rebuild or a CI job with 
 does). Each contender runs `--rounds` times, alternating, into a fresh output directory; the table
 shows the median wall time, the median CPU time (user + system, all processes) and the peak
 resident memory (from /usr/bin/time).
+
+`--baseline DIR` adds another checkout of this repository (say, a worktree of main) as two more
+contenders, cold and cached, run from that directory in the same alternation: a change's cost on the
+same corpus, in the same minutes, on the same machine.
 """
 
 from __future__ import annotations
@@ -81,6 +85,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, help="another checkout of petgen to compare with")
     args = parser.parse_args()
     if not shutil.which("hugo"):
         sys.exit("hugo not found: apt-get install hugo")
@@ -94,13 +99,23 @@ def main() -> None:
             (on a file system mounted with `discard`, a big delete slows the writes after it)."""
             out = root / "out" / str(run)
             petgen = [sys.executable, "-m", "petgen", "build", "--content", str(corpus), "--out", str(out / "dist")]
+            baseline = {}
+            if args.baseline:  # `python -m` from the checkout's directory imports that checkout's petgen first
+                baseline = {
+                    "baseline (cold)": ([*petgen, "--no-cache"], args.baseline, out / "dist"),
+                    "baseline (cached)": ([*petgen, "--cache-dir", str(root / "cache-baseline")], args.baseline,
+                                          out / "dist"),
+                }
             return {
                 "hugo": (["hugo", "--quiet", "-d", str(out / "hugo")], site, out / "hugo"),
-                "petgen (cold)": ([*petgen, "--no-cache"], None, out / "dist"),
-                "petgen (cached)": ([*petgen, "--cache-dir", str(root / "cache")], None, out / "dist"),
+                "petgen (cold)": ([*petgen, "--no-cache"], REPO, out / "dist"),
+                "petgen (cached)": ([*petgen, "--cache-dir", str(root / "cache")], REPO, out / "dist"),
+                **baseline,
             }
 
-        subprocess.run([*commands(0)["petgen (cached)"][0]], check=True, capture_output=True)  # fill the cache
+        for tool, (command, cwd, _) in commands(0).items():  # fill the caches
+            if tool.endswith("(cached)"):
+                subprocess.run(command, cwd=cwd, check=True, capture_output=True)
         results: dict[str, list[tuple[float, float, float, int]]] = {tool: [] for tool in commands(0)}
         files: dict[str, int] = {}
         run = 0
@@ -112,10 +127,10 @@ def main() -> None:
                 results[tool].append(timed(command, cwd=cwd))
                 files[tool] = sum(1 for p in out.rglob("*") if p.is_file())
     print(f"{args.count} entries, {args.rounds} rounds each, alternating; medians, peak RSS")
-    print(f"{'tool':<16} {'wall s':>7} {'user s':>7} {'sys s':>7} {'peak MB':>8} {'files':>7}")
+    print(f"{'tool':<18} {'wall s':>7} {'user s':>7} {'sys s':>7} {'peak MB':>8} {'files':>7}")
     for tool, runs in results.items():
         wall, user, system = (statistics.median(r[i] for r in runs) for i in range(3))
-        print(f"{tool:<16} {wall:>7.2f} {user:>7.2f} {system:>7.2f} {max(r[3] for r in runs):>8} {files[tool]:>7}")
+        print(f"{tool:<18} {wall:>7.2f} {user:>7.2f} {system:>7.2f} {max(r[3] for r in runs):>8} {files[tool]:>7}")
 
 
 if __name__ == "__main__":

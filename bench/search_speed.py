@@ -1,25 +1,28 @@
-"""Search speed: in-process latency, index load time, and HTTP requests/s vs Datasette.
+"""Search speed: in-process latency by query class, adversarial queries, index load time, and HTTP
+requests/s of /api/search, /ask and the MCP search tool, at several sizes in one run.
 
-    python bench/search_speed.py [--count 10000] [--reps 200] [--duration 5] [--rounds 3] [--connections 32]
+    python bench/search_speed.py [--counts 10000 50000] [--reps 100] [--duration 5] [--rounds 3]
+                                 [--connections 32] [--datasette]
 
-Uses the queries of bench/search_quality.py and two knowledge bases: the bundled one and
-`--count` synthetic entries (petgen.synthetic.write_corpus), each built into a temporary dist.
+Uses the queries of bench/search_quality.py, the `ADVERSARIAL` queries below, and the bundled
+knowledge base plus one synthetic knowledge base per `--counts` (built once into bench/out/dists/
+and reused by later runs, bench/corpus.py).
 
 1. Latency: `runtime.search.search_results(q, 10, dist)` (what `GET /api/search` computes: the top
    10 and the total) and `runtime.ask.answer` (`POST /ask`), every query `--reps` times after one
    warm-up pass, with the loaded dist frozen for the garbage collector as the runtime does;
-   p50, p99 and max of all calls.
-2. Load time: `Dist.load` (everything the runtime loads at start) and `load_search_index` (the
-   search shards alone), median of `--loads` runs in this process.
-3. HTTP: wrk (1 thread, `--connections`, `--duration` s after a 1 s warm-up) cycles through the
-   same queries, URL-encoded, against the runtime under granian (1 worker, rate limiter off) with
-   `GET /api/search?q=…` and against Datasette serving an SQLite copy of the same entries (the
-   four indexed fields; FTS5 table made by sqlite-utils' enable_fts, tokenizer
-   `unicode61 remove_diacritics 2`) with its FTS table URL `/names/names.json?_search=…&_size=10`.
-   Datasette runs with `suggest_facets off`, so it does not compute facet suggestions on every
-   request (its default); both answer 10 rows and the total. The servers alternate for
-   `--rounds` rounds; the table shows the median. Loopback only; the script starts and stops
-   both servers.
+   p50, p99 and max of all calls, and per query class at every synthetic size.
+2. Adversarial queries (two-letter words, 20-word queries, repeated letters, every umlaut):
+   queries per second against the ordinary queries', both as wall-clock and as CPU time.
+3. Load time: `Dist.load` and `load_search_index` (the search shards alone), median of `--loads`.
+4. HTTP: one runtime under granian (1 worker, rate limiter off) per knowledge base; wrk (1 thread,
+   `--connections`, `--duration` s after a 1 s warm-up) cycles through the same queries as
+   `GET /api/search?q=…`, as `POST /ask` `{"query": …, "limit": 10}` and as MCP `tools/call` of
+   `search` (`POST /mcp`, limit 10); the three alternate for `--rounds` rounds, the table shows the
+   median and each one's ratio to /api/search. With `--datasette`, Datasette serving an SQLite
+   copy of the same entries (FTS5, `unicode61 remove_diacritics 2`, `suggest_facets off`) at
+   `/names/names.json?_search=…&_size=10` runs in the same rounds. Loopback only; the script
+   starts and stops every server.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ import orjson
 import sqlite_utils
 
 from servers import free_port, run_server, stop
-from petgen.synthetic import write_corpus
+from corpus import built_dist
 from runtime.ask import answer
 from runtime.search import search_results
 from runtime.dist import Dist, load_search_index
@@ -51,16 +54,33 @@ from search_quality import CLASSES, QUERIES, build_dist, fts_rows
 
 REPO = Path(__file__).resolve().parent.parent
 
-WRK_SCRIPT = """-- cycle through the benchmark queries, one path per request
-local paths = {{
-{paths}
+WRK_SCRIPT = """-- cycle through the benchmark requests: method, path and body of each
+local requests = {{
+{requests}
 }}
 local i = 0
 request = function()
-  i = i % #paths + 1
-  return wrk.format("GET", paths[i])
+  i = i % #requests + 1
+  local r = requests[i]
+  if r[3] == "" then
+    return wrk.format(r[1], r[2])
+  end
+  return wrk.format(r[1], r[2], {{["Content-Type"] = "application/json", ["Accept"] = "application/json, text/event-stream"}}, r[3])
 end
 """
+
+# Queries built to be expensive: two-letter words (prefix expansion), 20 words (many groups), repeated
+# letters (typo candidates), every umlaut (folding and expansion). At most 200 characters, as /api/search.
+ADVERSARIAL = [
+    "ab", "hi", "ku", "ma", "xy", "ei au oh", "ab cd ef gh ij kl",
+    "kuscheln kosename maus bär herz schatz sonne mond stern blume engel zucker honig liebling spatz hase "
+    "katze bienchen knuddel prinzessin",
+    "a b c d e f g h i j k l m n o p q r s t",
+    "was wie wer wo warum wann welche welcher kosename name für meine meinen freund freundin frau mann kind "
+    "baby oma opa",
+    "aaaaaaaaaa", "eeeeeeeeeeeeeeeeeeee", "zzzzzzzz", "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", "sssss ttttt",
+    "äöüß ÄÖÜ", "üüüüüü", "ßßßß äää", "äöü äöü äöü äöü äöü", "Ää Öö Üü ß",
+]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,9 +146,11 @@ def sqlite_copy(dist: Dist, path: Path) -> Path:
     return path
 
 
-def wrk(base: str, paths: list[str], script: Path, duration: int, connections: int) -> float:
-    """Requests/s for wrk cycling through `paths` on `base`; exits if any answer is not 2xx/3xx."""
-    script.write_text(WRK_SCRIPT.format(paths=",\n".join(f'  "{p}"' for p in paths)))
+def wrk(base: str, requests: list[tuple[str, str, str]], script: Path, duration: int, connections: int) -> float:
+    """Requests/s for wrk cycling through `requests` (method, path, body) on `base`; exits if any answer is
+    not 2xx/3xx."""
+    lua = ",\n".join("  {" + ", ".join(json_lua(part) for part in r) + "}" for r in requests)
+    script.write_text(WRK_SCRIPT.format(requests=lua))
     command = ["wrk", "-t1", f"-c{connections}", "-s", str(script)]
     subprocess.run([*command, "-d1s", base], capture_output=True, check=True, timeout=60)  # warm-up
     out = subprocess.run([*command, f"-d{duration}s", base], capture_output=True, text=True, check=True,
@@ -139,37 +161,58 @@ def wrk(base: str, paths: list[str], script: Path, duration: int, connections: i
     return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
 
 
-def check(url: str) -> None:
-    """GET one URL before wrk: it must answer 200 with a JSON list of items (runtime) or rows (Datasette)."""
-    with urllib.request.urlopen(url, timeout=10) as response:  # loopback only; raises on 4xx/5xx
+def json_lua(text: str) -> str:
+    """A Lua string literal (decimal escapes for every byte outside printable ASCII, quotes and backslashes)."""
+    return '"' + "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else f"\\{b:03d}"
+                         for b in text.encode()) + '"'
+
+
+def check(base: str, request: tuple[str, str, str]) -> None:
+    """Send one request before wrk: it must answer 200 with results (items, result, rows or an MCP result)."""
+    method, path, body = request
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"} if body else {}
+    req = urllib.request.Request(base + path, data=body.encode() if body else None, method=method, headers=headers)
+    with urllib.request.urlopen(req, timeout=10) as response:  # loopback only; raises on 4xx/5xx
         data = orjson.loads(response.read())
-    if not isinstance(data.get("items", data.get("rows")), list):
-        raise SystemExit(f"{url}: unexpected answer {str(data)[:200]}")
+    data = data.get("result", data)
+    data = data.get("structuredContent", data) if isinstance(data, dict) else data
+    if not isinstance(data, list) and not isinstance(data.get("items", data.get("rows")), list):
+        raise SystemExit(f"{path}: unexpected answer {str(data)[:200]}")
+
+
+def endpoints(queries: list[str]) -> dict[str, list[tuple[str, str, str]]]:
+    """The same queries as each endpoint takes them: (method, path, body)."""
+    return {
+        "/api/search": [("GET", f"/api/search?q={quote(q)}", "") for q in queries],
+        "/ask": [("POST", "/ask", orjson.dumps({"query": q, "limit": 10}).decode()) for q in queries],
+        "MCP search": [("POST", "/mcp", orjson.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {
+            "name": "search", "arguments": {"query": q, "limit": 10}}}).decode()) for i, q in enumerate(queries)],
+    }
 
 
 def http(label: str, dist_root: Path, dist: Dist, root: Path, args: argparse.Namespace) -> dict[str, float]:
-    """Median requests/s of the runtime (granian) and Datasette on the same queries."""
+    """Median requests/s of /api/search, /ask and the MCP search tool on one runtime (and Datasette)."""
     queries = [q for _, q, _ in QUERIES]
-    db = sqlite_copy(dist, root / f"names-{label}.db")
-    servers = {
-        "runtime": ([sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--no-ws",
-                     "--log-level", "warning", "--host", "127.0.0.1", "--port", "{port}", "runtime.app:create_app"],
-                    {"PETGEN_DIST": str(dist_root), "PETGEN_RATE_LIMIT": "0"},
-                    [f"/api/search?q={quote(q)}" for q in queries]),
-        "datasette": ([sys.executable, "-m", "datasette", "serve", str(db), "--host", "127.0.0.1", "--port", "{port}",
-                       "--setting", "suggest_facets", "off"],
-                      {},
-                      [f"/{db.stem}/names.json?_search={quote(q)}&_size=10" for q in queries]),
-    }
-    results: dict[str, list[float]] = {name: [] for name in servers}
+    runtime = [sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--no-ws", "--log-level",
+               "warning", "--host", "127.0.0.1", "--port", "{port}", "runtime.app:create_app"]
+    servers = {"runtime": (runtime, {"PETGEN_DIST": str(dist_root), "PETGEN_RATE_LIMIT": "0"}, endpoints(queries))}
+    if args.datasette:
+        db = sqlite_copy(dist, root / f"names-{label}.db")
+        servers["datasette"] = ([sys.executable, "-m", "datasette", "serve", str(db), "--host", "127.0.0.1",
+                                 "--port", "{port}", "--setting", "suggest_facets", "off"], {},
+                                {"Datasette": [("GET", f"/{db.stem}/names.json?_search={quote(q)}&_size=10", "")
+                                               for q in queries]})
+    results: dict[str, list[float]] = {}
     for _ in range(args.rounds):
-        for name, (command, env, paths) in servers.items():
+        for command, env, paths in servers.values():
             port = free_port()
             proc = run_server([part.format(port=port) for part in command], port, env)
             try:
                 base = f"http://127.0.0.1:{port}"
-                check(base + paths[0])
-                results[name].append(wrk(base, paths, root / "paths.lua", args.duration, args.connections))
+                for name, requests in paths.items():
+                    check(base, requests[0])
+                    rps = wrk(base, requests, root / "requests.lua", args.duration, args.connections)
+                    results.setdefault(name, []).append(rps)
             finally:
                 stop(proc)
     return {name: statistics.median(rps) for name, rps in results.items()}
@@ -178,77 +221,106 @@ def http(label: str, dist_root: Path, dist: Dist, root: Path, args: argparse.Nam
 # ---------------------------------------------------------------------------------------------
 
 
+def throughput(fn: Callable[[str], object], queries: list[str], reps: int) -> tuple[float, float]:
+    """Queries per second, by the wall clock and by this process's CPU time, every query `reps` times."""
+    for q in queries:
+        fn(q)
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(reps):
+        for q in queries:
+            fn(q)
+    calls = reps * len(queries)
+    return calls / (time.perf_counter() - wall), calls / max(time.process_time() - cpu, 1e-9)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=10_000, help="synthetic entries for the large index")
-    parser.add_argument("--reps", type=int, default=200, help="in-process repetitions of every query")
-    parser.add_argument("--loads", type=int, default=5, help="index loads to take the median of")
+    parser.add_argument("--counts", type=int, nargs="+", default=[10_000, 50_000], help="synthetic sizes")
+    parser.add_argument("--reps", type=int, default=100, help="in-process repetitions of every query")
+    parser.add_argument("--loads", type=int, default=3, help="index loads to take the median of")
     parser.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
-    parser.add_argument("--rounds", type=int, default=3, help="alternating wrk rounds per server")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating wrk rounds")
     parser.add_argument("--connections", type=int, default=32)
-    parser.add_argument("--slowest", type=int, default=10, help="how many of the slowest queries to list")
+    parser.add_argument("--slowest", type=int, default=8, help="how many of the slowest queries to list")
     parser.add_argument("--no-http", action="store_true", help="skip the wrk runs")
+    parser.add_argument("--datasette", action="store_true", help="also time Datasette over HTTP")
+    parser.add_argument("--rebuild", action="store_true", help="build the synthetic dists again")
     args = parser.parse_args()
     if not args.no_http and not shutil.which("wrk"):
         sys.exit("wrk not found: apt-get install wrk")
     queries = [q for _, q, _ in QUERIES]
-    latency_rows, load_rows, class_rows, slow_rows, http_rows = [], [], [], [], []
+    latency_rows, load_rows, class_rows, slow_rows, adversarial_rows, http_rows = [], [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        corpus = write_corpus(root / "c", args.count, taxonomy_from=REPO / "content")
-        kbs = [("bundled", REPO / "content"), (f"{args.count:,} synthetic", corpus)]
-        for n, (label, content) in enumerate(kbs):
-            work = root / f"kb{n}"
-            start = time.perf_counter()
-            dist = build_dist(content, work)
-            built = time.perf_counter() - start
+        kbs = [("bundled", None)] + [(f"{count:,} synthetic", count) for count in args.counts]
+        for n, (label, count) in enumerate(kbs):
+            if count is None:
+                build_dist(REPO / "content", root / "bundled")
+                dist_root = root / "bundled" / "dist"
+            else:
+                dist_root = built_dist(count, rebuild=args.rebuild)
+            dist = Dist.load(dist_root)
             size = len(dist.items)
-            megabytes = index_bytes(work / "dist") / 1e6
-            print(f"built {label}: {size} entries in {built:.1f} s, search index {megabytes:.1f} MB", flush=True)
+            print(f"loaded {label}: {size} entries, search index {index_bytes(dist_root) / 1e6:.1f} MB", flush=True)
             gc.collect()
             gc.freeze()  # as the runtime does after loading (runtime.app.Runtime)
-            for system, fn in (("search", lambda q, d=dist: search_results(q, 10, d)),
-                               ("ask", lambda q, d=dist: answer(q, d, 10).hits)):
+            search = lambda q, d=dist: search_results(q, 10, d)  # noqa: E731
+            for system, fn in (("search", search), ("ask", lambda q, d=dist: answer(q, d, 10).hits)):
                 samples = latencies(fn, queries, args.reps)
                 latency_rows.append((size, system, len(samples), statistics.median(samples),
                                      percentile(samples, 99), max(samples)))
-                if system == "search" and n == len(kbs) - 1:
-                    reps = args.reps
+                if system == "search" and count is not None:
                     for cls in CLASSES:
                         own = [i for i, (c, _, _) in enumerate(QUERIES) if c == cls]
-                        picked = [samples[r * len(queries) + i] for r in range(reps) for i in own]
-                        class_rows.append((cls, statistics.median(picked), percentile(picked, 99)))
+                        picked = [samples[r * len(queries) + i] for r in range(args.reps) for i in own]
+                        class_rows.append((size, cls, statistics.median(picked), percentile(picked, 99)))
                     for i, q in enumerate(queries):
-                        own = [samples[r * len(queries) + i] for r in range(reps)]
-                        slow_rows.append((statistics.median(own), max(own), dist.search.top(q, 1)[1], q))
-            full, index = load_times(work / "dist", args.loads)
+                        own = [samples[r * len(queries) + i] for r in range(args.reps)]
+                        slow_rows.append((size, statistics.median(own), max(own), q))
+            if count is not None:
+                hard = latencies(search, ADVERSARIAL, args.reps)
+                class_rows.append((size, "adversarial", statistics.median(hard), percentile(hard, 99)))
+                ordinary = throughput(search, queries, max(1, args.reps // 4))
+                adversarial = throughput(search, ADVERSARIAL, max(1, args.reps // 4))
+                adversarial_rows.append((size, *ordinary, *adversarial))
+            full, index = load_times(dist_root, args.loads)
             load_rows.append((size, full, index))
             if not args.no_http:
-                rps = http(f"kb{n}", work / "dist", dist, root, args)
-                http_rows.append((size, rps["runtime"], rps["datasette"]))
+                http_rows.append((size, http(f"kb{n}", dist_root, dist, root, args)))
+            gc.unfreeze()
 
     print(f"\nIn-process latency, {len(queries)} queries x {args.reps} (ms per call)")
     print(f"{'entries':>8} {'system':<7} {'calls':>7} {'p50':>8} {'p99':>8} {'max':>8}")
     for size, system, calls, p50, p99, worst in latency_rows:
         print(f"{size:>8} {system:<7} {calls:>7} {p50:>8.3f} {p99:>8.3f} {worst:>8.2f}")
-    print(f"\nsearch latency by query class at {latency_rows[-1][0]} entries (ms)")
-    print(f"{'class':<11} {'p50':>8} {'p99':>8}")
-    for cls, p50, p99 in class_rows:
-        print(f"{cls:<11} {p50:>8.3f} {p99:>8.3f}")
-    print(f"\nslowest queries at {latency_rows[-1][0]} entries (ms per call, matching entries)")
-    print(f"{'p50':>8} {'max':>8} {'hits':>6}  query")
-    for p50, worst, hits, q in sorted(slow_rows, reverse=True)[:args.slowest]:
-        print(f"{p50:>8.3f} {worst:>8.2f} {hits:>6}  {q}")
+    print(f"\nsearch latency by query class (ms; adversarial: {len(ADVERSARIAL)} queries of bench/search_speed.py)")
+    print(f"{'entries':>8} {'class':<12} {'p50':>8} {'p99':>8}")
+    for size, cls, p50, p99 in class_rows:
+        print(f"{size:>8} {cls:<12} {p50:>8.3f} {p99:>8.3f}")
+    print("\nadversarial vs ordinary queries, search queries/s (wall clock; CPU time)")
+    print(f"{'entries':>8} {'ordinary':>16} {'adversarial':>16} {'ratio':>12}")
+    for size, wall, cpu, hard_wall, hard_cpu in adversarial_rows:
+        print(f"{size:>8} {wall:>7.0f}; {cpu:>6.0f} {hard_wall:>7.0f}; {hard_cpu:>6.0f} "
+              f"{hard_wall / wall:>5.2f}; {hard_cpu / cpu:>4.2f}")
+    print("\nslowest queries (ms per call)")
+    print(f"{'entries':>8} {'p50':>8} {'max':>8}  query")
+    for size in args.counts:
+        own = sorted((row for row in slow_rows if row[0] == size), key=lambda row: -row[1])
+        for _, p50, worst, q in own[:args.slowest]:
+            print(f"{size:>8} {p50:>8.3f} {worst:>8.2f}  {q}")
     print(f"\nLoad time at start, median of {args.loads} (s)")
     print(f"{'entries':>8} {'Dist.load':>10} {'search index':>13}")
     for size, full, index in load_rows:
         print(f"{size:>8} {full:>10.3f} {index:>13.3f}")
     if http_rows:
         print(f"\nHTTP, same {len(queries)} queries in turn: wrk -t1 -c{args.connections} -d{args.duration}s, "
-              f"median of {args.rounds} alternating rounds, {os.cpu_count()} cores, loopback")
-        print(f"{'entries':>8} {'runtime (granian) req/s':>24} {'Datasette req/s':>16} {'ratio':>6}")
-        for size, ours, theirs in http_rows:
-            print(f"{size:>8} {ours:>24.0f} {theirs:>16.0f} {ours / theirs:>5.1f}x")
+              f"median of {args.rounds} alternating rounds, {os.cpu_count()} cores, loopback (req/s, ratio to "
+              "/api/search)")
+        names = list(http_rows[0][1])
+        print(f"{'entries':>8} " + " ".join(f"{name:>18}" for name in names))
+        for size, rps in http_rows:
+            base = rps["/api/search"]
+            print(f"{size:>8} " + " ".join(f"{rps[name]:>10.0f} ({rps[name] / base:.2f}x)" for name in names))
 
 
 if __name__ == "__main__":

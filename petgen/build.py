@@ -12,12 +12,13 @@ from pathlib import Path
 
 from petgen import __version__
 from petgen.api import DATA_FILE, emit_api
-from petgen.dist import DistWriter, new_build_dir, swap_in
 from petgen.discovery import emit_openapi_and_discovery
+from petgen.dist import DistWriter, new_build_dir, swap_in
 from petgen.entries import emit_entries
-from petgen.searchindex import INDEX_ROUTE, emit_search_index
 from petgen.kb import KnowledgeBase, load_knowledge_base
+from petgen.searchindex import INDEX_ROUTE, emit_search_index
 from petgen.site import emit_site
+from petgen.sitemap import emit_sitemap
 
 MANIFEST_VERSION = 1
 
@@ -57,6 +58,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
             emit_entries(kb, writer, progress=progress,
                          meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
                                             emit_site(kb, writer), emit_openapi_and_discovery(kb, writer, cache_dir)))
+            emit_sitemap(kb, writer)
             emit_manifest(kb, writer, runtime_origin, signed_proxies)
             swap_in(tmp, out_dir)
         except BaseException:

@@ -17,14 +17,13 @@ from urllib.parse import urlsplit
 
 import orjson
 
-from petgen.apierrors import ERROR_CODES
 from petgen.bots import directory
 from petgen.cache import cached, fingerprint
-from petgen.dist import HTML, TEXT, DistWriter
+from petgen.dist import TEXT, DistWriter
+from petgen.guide import emit_docs
 from petgen.kb import KnowledgeBase
 from petgen.llms import corpus_markdown, llms_txt
 from petgen.openapi import openapi_document
-from petgen.site import environment
 
 CATALOG_PROFILE = "https://www.rfc-editor.org/info/rfc9727"
 LINKSET = f'application/linkset+json; profile="{CATALOG_PROFILE}"'
@@ -115,8 +114,8 @@ def protected_resource(kb: KnowledgeBase) -> dict[str, Any]:
 
 
 def robots_txt(base: str) -> str:
-    return (f"User-agent: *\nAllow: /\n\n# The API is described at {base}/openapi.json; an overview for language "
-            f"models is at {base}/llms.txt.\n")
+    return (f"User-agent: *\nAllow: /\n\nSitemap: {base}/sitemap.xml\n\n# The API is described at {base}/openapi.json; "
+            f"an overview for language models is at {base}/llms.txt.\n")
 
 
 def server_card_key(kb: KnowledgeBase) -> str:
@@ -138,9 +137,7 @@ def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter, cache_dir:
     base = kb.site.base_url
     document = openapi_document(kb)
     writer.add_file("/openapi.json", "openapi.json", _json(document), JSON)
-    docs = environment().get_template("docs.html").render(site=kb.site, api=document, errors=ERROR_CODES,
-                                                          schemas=document["components"]["schemas"])
-    writer.add_file("/docs", "docs/index.html", docs.encode(), HTML)
+    emit_docs(kb, writer, document)
 
     catalog_link = f'<{base}/.well-known/api-catalog>; rel="api-catalog"'
     writer.add_file("/.well-known/api-catalog", ".well-known/api-catalog", _json(api_catalog(base)), LINKSET,

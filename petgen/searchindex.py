@@ -10,6 +10,7 @@ from petgen.dist import DistWriter
 from petgen.kb import KnowledgeBase
 from petgen.resources import encode, entry_url
 from petgen.search import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document, build_index, shard
+from petgen.searchquery import SCORING
 
 INDEX_ROUTE = "/search/index.json"
 
@@ -31,6 +32,7 @@ def emit_search_index(kb: KnowledgeBase, writer: DistWriter) -> None:
         "version": INDEX_VERSION,
         "fields": {name: WEIGHTS[name] for name in FIELDS},
         "quality": QUALITY,
+        "scoring": SCORING,  # what the page's search script needs to rank as the engine does
         "sharding": "first two characters of the term ('_' for one-character terms)",
         "docs": index["docs"],
         "shards": shards,

@@ -8,13 +8,15 @@ with one `/*` rule, also on its own 404 page. See docs/security.md for each choi
 
 from __future__ import annotations
 
-# No script at all: the pages are server-rendered and need none. The JSON-LD block of an entry page
-# (`<script type="application/ld+json">`) is a data block, which browsers never execute and which
-# CSP therefore does not govern (HTML, "prepare the script element": a script whose type is not
-# JavaScript is left alone before the CSP check); it needs no hash. Styles and images only from
-# the site itself (images also as data: URLs), no <base>, forms only to the site, no framing.
-CONTENT_SECURITY_POLICY = ("default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; "
-                           "form-action 'self'; frame-ancestors 'none'")
+# Scripts only from the site itself: the search script (`/assets/search.<hash>.js`), which fetches the
+# static search index (and /api/search) from the same origin, hence `connect-src 'self'`. No inline
+# script: the JSON-LD block of a page (`<script type="application/ld+json">`) is a data block, which
+# browsers never execute and which CSP therefore does not govern (HTML, "prepare the script element":
+# a script whose type is not JavaScript is left alone before the CSP check); it needs no hash. Styles
+# and images only from the site itself (images also as data: URLs), no <base>, forms only to the
+# site, no framing.
+CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; "
+                           "img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 
 SECURITY_HEADERS: dict[str, str] = {
     "X-Content-Type-Options": "nosniff",

@@ -1,4 +1,5 @@
-"""Emit the human pages: one per entry (its `url`), one per category, the index and 404."""
+"""Emit the human pages: one per entry (its `url`), the home page, the search page and the 404 page
+(the list pages come from petgen/browse.py, /docs from petgen/guide.py)."""
 
 from __future__ import annotations
 
@@ -6,50 +7,16 @@ import hashlib
 from functools import cached_property
 from importlib import resources
 
-import cmarkgfm
 import orjson
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
 
+from petgen.browse import Browse, emit_lists
 from petgen.cache import fingerprint
 from petgen.content import Entry, FacetValue
-from petgen.dist import CSS, HTML, DistWriter, content_hash
+from petgen.dist import HTML, DistWriter
 from petgen.kb import KnowledgeBase
-from petgen.resources import category_url, entry_url
-
-
-def stylesheet() -> tuple[str, bytes]:
-    """The site's stylesheet: its hashed path (immutable, shared by every page) and its bytes."""
-    data = (resources.files("petgen") / "templates" / "site.css").read_bytes()
-    return f"assets/site.{content_hash(data)}.css", data
-
-
-def environment() -> Environment:
-    # auto_reload off: templates do not change during a build, and Jinja would otherwise check the
-    # parent template's file on every page it renders (two system calls per page).
-    env = Environment(loader=PackageLoader("petgen", "templates"), autoescape=select_autoescape(["html"]),
-                      undefined=StrictUndefined, keep_trailing_newline=True, auto_reload=False)
-    # Root-relative, unlike the other links: a deploy preview (served from another host, built with
-    # the production base URL) must load its own stylesheet, which production may not have yet.
-    env.globals["stylesheet"] = "/" + stylesheet()[0]
-    return env
-
-
-def markdown(text: str) -> str:
-    """Render editor Markdown to HTML; raw HTML in the source is omitted, not passed through, and links
-    to javascript:, vbscript:, file: and data: URLs (other than images) lose their target."""
-    return cmarkgfm.github_flavored_markdown_to_html(text)
-
-
-# Inside <script> the HTML parser ends the element at `</script` and changes state at `<!--`, whatever
-# the JSON means; a line separator ends a JavaScript string in older engines. Escaped, the text holds
-# none of them and parses to the same value (these characters only ever occur inside JSON strings).
-_SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026",
-                                 "\u2028": "\\u2028", "\u2029": "\\u2029"})
-
-
-def script_json(data: object) -> str:
-    """JSON for a `<script type="application/ld+json">` element: no markup can end or bend the element."""
-    return orjson.dumps(data).decode().translate(_SCRIPT_ESCAPES)
+from petgen.resources import entry_url
+from petgen.templating import emit_assets, environment, markdown, script_json
 
 
 class PageRenderer:
@@ -57,11 +24,12 @@ class PageRenderer:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.site = kb.site
-        self.template = environment().get_template("name.html")
+        self.template = environment(kb.site).get_template("name.html")
         self.categories = {c.slug: c for c in kb.categories}
         self.moods = {m.slug: m for m in kb.moods}
         self.facets = {name: {v.slug: v for v in values} for name, values in kb.facets.values.items()}
         self.titles = {e.slug: e.title for e in kb.entries}
+        self.browse = Browse(kb)
 
     @cached_property
     def context_key(self) -> str:
@@ -105,6 +73,7 @@ class PageRenderer:
     def render(self, entry: Entry) -> bytes:
         site = self.site
         url = entry_url(site, entry.slug)
+        pills = self.browse.pills(entry)
         jsonld = {
             "@context": "https://schema.org", "@type": "DefinedTerm", "name": entry.title,
             "description": entry.meaning, "url": url, "inLanguage": site.language,
@@ -113,29 +82,57 @@ class PageRenderer:
         }
         html = self.template.render(
             site=site, entry=entry, url=url, origin_html=markdown(entry.origin), usage_html=markdown(entry.usage),
-            categories=[self.categories[c] for c in entry.categories], moods=[self.moods[m] for m in entry.moods],
             related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
-            facets=self.facets_of(entry),
-            jsonld=script_json(jsonld),
+            facets=self.facets_of(entry), pills=pills, canonical=url, jsonld=script_json(jsonld),
+            breadcrumbs=[("Start", site.base_url + "/"), *[(p["label"], p["url"]) for p in pills["categories"][:1]],
+                         (entry.title, None)],
         )
         return html.encode()
 
 
-def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
-    """Render the index, category pages and 404 (entry pages come from `emit_entries`)."""
-    env = environment()
-    site = kb.site
-    path, css = stylesheet()
-    writer.add_hashed(None, path.rsplit(".", 2)[0], css, CSS, ext="css")
-    counts = {}
-    category_page = env.get_template("category.html")
+def featured(kb: KnowledgeBase, count: int = 6) -> list[Entry]:
+    """A few names for the home page: from each theme (not the aliases), in the editors' order, its most
+    linked entry (most `related`, then A–Z) that was not picked yet."""
+    picked: dict[str, Entry] = {}
     for category in kb.categories:
-        names = kb.in_category(category.slug)
-        counts[category.slug] = len(names)
-        html = category_page.render(site=site, category=category, names=names, url=category_url(site, category.slug))
-        writer.add_file(f"/categories/{category.slug}/", f"categories/{category.slug}/index.html", html.encode(), HTML)
+        if category.facet is not None:
+            continue
+        candidates = [e for e in kb.in_category(category.slug) if e.slug not in picked]
+        if candidates:
+            best = min(candidates, key=lambda e: -len(e.related))
+            picked[best.slug] = best
+        if len(picked) == count:
+            break
+    return list(picked.values())
 
-    index = env.get_template("index.html").render(site=site, entries=kb.entries, categories=kb.categories,
-                                                  counts=counts)
-    writer.add_file("/", "index.html", index.encode(), HTML)
+
+def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
+    """Write the assets, the list pages, the home page, the search page and the 404 page."""
+    env = environment(kb.site)
+    site, base = kb.site, kb.site.base_url
+    emit_assets(writer)
+    browse = Browse(kb)
+    emit_lists(kb, writer, browse)
+    search_action = {
+        "@context": "https://schema.org", "@type": "WebSite", "name": site.name, "url": base + "/",
+        "description": site.description, "inLanguage": site.language,
+        "license": site.license["url"],
+        "potentialAction": {"@type": "SearchAction",
+                            "target": {"@type": "EntryPoint", "urlTemplate": base + "/search/?q={search_term_string}"},
+                            "query-input": "required name=search_term_string"},
+    }
+    tiles = {kind: browse.tiles(kind) for kind in ("category", "mood", "relationship", "region", "language")}
+    aliases = kb.aliases
+    themes = [t for t in tiles["category"] if t["slug"] not in aliases]
+    relationships = tiles["relationship"] + [t for t in tiles["category"] if aliases.get(t["slug"], ("",))[0] == "gender"]
+    home = env.get_template("index.html").render(
+        site=site, canonical=base + "/", total=len(kb.entries), featured=Markup("".join(
+            browse.cards[e.slug] for e in featured(kb))),
+        themes=themes, relationships=relationships, moods=tiles["mood"],
+        regions=[t for t in tiles["region"] if t["slug"] != "ueberregional"],
+        languages=[t for t in tiles["language"] if t["slug"] != "deutsch"],
+        jsonld=script_json(search_action))
+    writer.add_file("/", "index.html", home.encode(), HTML)
+    search = env.get_template("search.html").render(site=site, canonical=base + "/search/", letters=browse.letters)
+    writer.add_file("/search/", "search/index.html", search.encode(), HTML)
     writer.add_file(None, "404.html", env.get_template("404.html").render(site=site).encode(), HTML)

@@ -340,10 +340,11 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
 
     def load_mcp() -> tuple[list[BaseRoute], Any]:
         with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/logs.py)
-            from runtime.mcp import build_mcp, mcp_routes
+            from runtime.mcp import build_mcp, fast_search, mcp_routes
 
             mcp = build_mcp(dist, version=site.api_version, base_url=site.base_url)
-            return mcp_routes(mcp, site.base_url, settings.allowed_origins, runtime_origin, settings.allowed_hosts), mcp
+            return mcp_routes(mcp, site.base_url, settings.allowed_origins, runtime_origin, settings.allowed_hosts,
+                              fast=fast_search(dist)), mcp
 
     async def no_manager(server: Any) -> None:
         return None

@@ -9,7 +9,9 @@ that carries the request's id when the body had a readable one:
     → Accept (406) → the JSON-RPC envelope (400: -32700 / -32600 / -32602) → the SDK
 
 The SDK then answers JSON; a client that accepts only `text/event-stream` gets that response as
-one SSE `message` event. `McpErrorEnvelope` turns the service's error envelope, sent by the layers
+one SSE `message` event. A `fast` answerer (runtime/mcp.py: a plain `tools/call` of `search` at a
+protocol version the SDK serves statelessly) may answer a JSON request itself, byte for byte as
+the SDK would, without the SDK's per-request transport, session and validation. `McpErrorEnvelope` turns the service's error envelope, sent by the layers
 around the endpoint (429, 413, 500), into a JSON-RPC error too, so /mcp speaks one error shape.
 """
 
@@ -21,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
+from mcp.server.streamable_http_manager import HANDSHAKE_PROTOCOL_VERSIONS
 
 from runtime.cors import normalise_origin
 from runtime.jsonrpc import (
@@ -36,6 +39,9 @@ from runtime.jsonrpc import (
 JSON = b"application/json"
 SSE = b"text/event-stream"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+# Protocol versions the SDK answers on its stateless path (no header means its default, one of these).
+STATELESS_VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
+FastAnswer = Callable[[dict[str, Any]], bytes | None]  # a JSON-RPC request -> its response body, or None
 
 
 def negotiate(accept: str | None) -> str | None:
@@ -105,8 +111,9 @@ class McpEndpoint:
     """The checks above, then the SDK's Streamable HTTP app with the body it can take."""
 
     def __init__(self, app: Callable[..., Any], *, public_netloc: str, allowed_origins: Collection[str] = (),
-                 other_netlocs: Collection[str] = ()) -> None:
+                 other_netlocs: Collection[str] = (), fast: FastAnswer | None = None) -> None:
         self.app = app
+        self.fast = fast
         self.public_netloc = public_netloc
         # Also the runtime's own address behind a CDN (a proxy such as Netlify's sends its Host, not the public
         # one) and the hosts the operator allowed.
@@ -138,6 +145,14 @@ class McpEndpoint:
             await refused(send)
             return
         assert rpc is not None
+        if self.fast is not None and mode == "json" and headers.get("mcp-protocol-version",
+                                                                     next(iter(STATELESS_VERSIONS))) in STATELESS_VERSIONS:
+            answer = self.fast(rpc)
+            if answer is not None:
+                await send({"type": "http.response.start", "status": 200, "headers": [
+                    (b"content-type", JSON), (b"content-length", str(len(answer)).encode())]})
+                await send({"type": "http.response.body", "body": answer})
+                return
         forwarded = orjson.dumps(rpc)  # exactly what was checked, with the id normalised (7.0 → 7)
         # The media type was checked case-insensitively (RFC 9110); the SDK compares it exactly, so it gets it
         # spelt its way.

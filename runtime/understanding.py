@@ -32,7 +32,7 @@ import numpy as np
 from petgen.content import EVERY_REGION
 from petgen.lexicon import Lexicon
 from petgen.search import analyze, stems, words
-from petgen.searchquery import Group, Hit
+from petgen.searchquery import HEAD, HEAD_GROWTH, Hit, Posting, Source, Weighted
 from runtime.dist import Dist
 
 FLOOR = 0.4  # no answer scores below this
@@ -47,6 +47,7 @@ RELAX_ORDER = ("mood", "category", "language", "region", "gender", "relationship
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
 MAX_PHRASE = 4
 MIN_WORD = 3
+BOUNDED_HEAD = 512  # /ask ranks from heads of up to this many documents per long list before scoring every match
 
 # "what does X mean", "was bedeutet X", … — X is the name asked about.
 DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
@@ -203,14 +204,25 @@ class Answer:
 
 def satisfaction(kind: str, values: list[str], dist: Dist) -> np.ndarray:
     """Per document: 1 if it has one of the asked-for values, 0.75 for a name for anyone when a
-    gender was asked for, 0 otherwise."""
-    found = np.zeros(len(dist.items))
-    for value in values:
-        found[dist.mask(kind, value)] = 1.0
-    if kind == "gender" and "alle" not in values:
-        anyone = dist.mask("gender", "alle")
-        found[anyone] = np.maximum(found[anyone], ANYONE)
-    return found
+    gender was asked for, 0 otherwise (computed once per distinct filter)."""
+    return _filter(kind, values, dist)[0]
+
+
+def _filter(kind: str, values: list[str], dist: Dist) -> tuple[np.ndarray, Posting]:
+    def make() -> np.ndarray:
+        found = np.zeros(len(dist.items))
+        for value in values:
+            found[dist.mask(kind, value)] = 1.0
+        if kind == "gender" and "alle" not in values:
+            anyone = dist.mask("gender", "alle")
+            found[anyone] = np.maximum(found[anyone], ANYONE)
+        return found
+
+    return dist.search.posting_of((kind, tuple(values)), make)
+
+
+def _classic(dist: Dist) -> tuple[np.ndarray, Posting]:
+    return dist.search.posting_of("classic", lambda: dist.classic_mask)
 
 
 def answer(question: str, dist: Dist, limit: int) -> Answer:
@@ -218,62 +230,139 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
     index = dist.search
     prefix_ok = meaning.define is None
-    labelled: list[tuple[str, Group, float]] = []
+    labelled: list[tuple[str, list[Source], float]] = []
     for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
         for g in kind:
-            result = index.group(g, prefix=prefix_ok and len(g[0]) >= MIN_WORD)
-            if len(result[0]) == 0:
+            sources = index.sources(g, prefix=prefix_ok and len(g[0]) >= MIN_WORD)
+            if not sources:
                 if weight == 1.0:  # a topic word that matches nothing still asked for its intent
                     meaning.ignore(g[0])
             else:
-                labelled.append((g[0], result, weight))
+                labelled.append((g[0], sources, weight))
     if len(labelled) > 1 or (labelled and meaning.intents):
-        strong = [item for item in labelled if item[1][1].max() >= WEAK]
+        strong = [item for item in labelled if _best(item[1]) >= WEAK]
         if strong:
-            for label, (_, values), w in labelled:
-                if values.max() < WEAK and w == 1.0:
+            for label, sources, w in labelled:
+                if _best(sources) < WEAK and w == 1.0:
                     meaning.ignore(label)
             labelled = strong
-    groups = [(result, weight) for _, result, weight in labelled]
-    n = len(dist.items)
     intent_weight = {k: SOFT_WEIGHT if k in meaning.soft else INTENT_WEIGHT for k in meaning.intents}
-    weight = sum(w for _, w in groups) + sum(intent_weight.values())
+    weight = sum(w for _, _, w in labelled) + sum(intent_weight.values())
     if weight == 0:
         return Answer(meaning, [], suggestions=index.suggest(question))
-    docs, text = index.combine(groups)
-    text = text * (sum(w for _, w in groups) / weight)
-    if all(w != 1.0 for _, w in groups):  # intents (and topic words, which only boost): every entry is a candidate
-        every = np.zeros(n)
-        every[docs] = text
-        docs, text = np.arange(n, dtype=np.int32), every
-    met = {kind: satisfaction(kind, values, dist) for kind, values in meaning.intents.items()}
-    scores = text + sum(m[docs] * (intent_weight[k] / weight) for k, m in met.items())
-    scores = scores * (1 - CLASSIC_SHARE) + CLASSIC_SHARE * dist.classic_mask[docs]
-    if meaning.define is not None:
-        exact = np.asarray(dist.docs_by_title.get(meaning.define_key, []), dtype=np.int64)
-        scores = np.minimum(scores, 0.99)
-        scores[np.isin(docs, exact)] = 1.0
-    confident = scores >= FLOOR
-    active = [k for k in RELAX_ORDER[::-1] if k in met and k not in meaning.soft]
-    relaxed: list[str] = []
-
-    def kept(filters: list[str]) -> np.ndarray:
-        mask = confident.copy()
-        for kind in filters:
-            mask &= met[kind][docs] > 0
-        return mask
-
-    mask = kept(active)
-    for kind in RELAX_ORDER:
-        if int(mask.sum()) >= limit or kind not in active:
-            continue
-        wider = kept([k for k in active if k != kind and k not in relaxed])
-        if wider.sum() > mask.sum():
-            relaxed.append(kind)
-            mask = wider
-    # entries that meet the filters relaxed last (the more important ones) come first
-    tiers = sum((met[k][docs[mask]] > 0).astype(np.int64) << RELAX_ORDER.index(k) for k in relaxed) if relaxed else None
-    hits = index.ranked(docs[mask], scores[mask], limit, tiers=tiers)  # the nearest misses fill up
+    ranking = Ranking(meaning, dist, [(sources, w) for _, sources, w in labelled], intent_weight, weight)
+    found = ranking.bounded(limit) if meaning.define is None else None
+    hits, relaxed = found if found is not None else ranking.everything(limit)
     suggestions = index.suggest(meaning.define or question) if not hits else []
     return Answer(meaning, hits, relaxed, suggestions)
 
+
+def _best(sources: list[Source]) -> float:
+    """The best confidence any document has in a word group."""
+    return max(posting.best() * match * step for posting, match, step in sources)
+
+
+@dataclass
+class Ranking:
+    """The scores of one question: word groups (weighted), intents (filters, or boosts when soft), classics."""
+
+    meaning: Understanding
+    dist: Dist
+    groups: list[tuple[list[Source], float]]
+    intent_weight: dict[str, float]
+    weight: float  # of the groups and intents together
+
+    @property
+    def met(self) -> dict[str, np.ndarray]:
+        return {kind: satisfaction(kind, values, self.dist) for kind, values in self.meaning.intents.items()}
+
+    @property
+    def active(self) -> list[str]:
+        """The intents that filter, the one relaxed last first."""
+        return [k for k in RELAX_ORDER[::-1] if k in self.meaning.intents and k not in self.meaning.soft]
+
+    def scores(self, docs: np.ndarray, text: np.ndarray, met: dict[str, np.ndarray]) -> np.ndarray:
+        """Scores for documents from their combined word-group confidence (`text`)."""
+        weight = self.weight
+        text = text * (sum(w for _, w in self.groups) / weight)
+        scores = text + sum(m[docs] * (self.intent_weight[k] / weight) for k, m in met.items())
+        scores = scores * (1 - CLASSIC_SHARE) + CLASSIC_SHARE * _classic(self.dist)[0][docs]
+        if self.meaning.define is not None:
+            exact = np.asarray(self.dist.docs_by_title.get(self.meaning.define_key, []), dtype=np.int64)
+            scores = np.minimum(scores, 0.99)
+            scores[np.isin(docs, exact)] = 1.0
+        return scores
+
+    def everything(self, limit: int) -> tuple[list[Hit], list[str]]:
+        """Score every match, then relax filters while fewer than `limit` confident entries pass them."""
+        index, n = self.dist.search, len(self.dist.items)
+        docs, text = index.combine([(index.group_of(sources), w) for sources, w in self.groups])
+        if all(w != 1.0 for _, w in self.groups):  # intents (and topic words, which only boost): every entry is a candidate
+            every = np.zeros(n)
+            every[docs] = text
+            docs, text = np.arange(n, dtype=np.int32), every
+        met = self.met
+        scores = self.scores(docs, text, met)
+        confident = scores >= FLOOR
+        active = self.active
+        relaxed: list[str] = []
+
+        def kept(filters: list[str]) -> np.ndarray:
+            mask = confident.copy()
+            for kind in filters:
+                mask &= met[kind][docs] > 0
+            return mask
+
+        mask = kept(active)
+        for kind in RELAX_ORDER:
+            if int(mask.sum()) >= limit or kind not in active:
+                continue
+            wider = kept([k for k in active if k != kind and k not in relaxed])
+            if wider.sum() > mask.sum():
+                relaxed.append(kind)
+                mask = wider
+        # entries that meet the filters relaxed last (the more important ones) come first
+        tiers = sum((met[k][docs[mask]] > 0).astype(np.int64) << RELAX_ORDER.index(k) for k in relaxed) if relaxed else None
+        return index.ranked(docs[mask], scores[mask], limit, tiers=tiers), relaxed  # the nearest misses fill up
+
+    def bounded(self, limit: int) -> tuple[list[Hit], list[str]] | None:
+        """The same answer from the heads of long posting lists (petgen/searchquery.py `proven_top`), when at
+        least `limit` confident candidates pass every filter (so nothing is relaxed) and no other entry can
+        outrank them; None when that cannot be shown with heads of up to BOUNDED_HEAD documents."""
+        index = self.dist.search
+        intents = {kind: _filter(kind, values, self.dist) for kind, values in self.meaning.intents.items()}
+        postings = [p for sources, _ in self.groups for p, _, _ in sources] + [p for _, p in intents.values()]
+        if all(len(p) <= HEAD for p in postings):
+            return None  # a short question: scoring everything is as cheap
+        words_lead = any(w == 1.0 for _, w in self.groups)
+        scale = 1 - CLASSIC_SHARE
+        weighted: list[Weighted] = [(sources, scale * w / self.weight, True) for sources, w in self.groups]
+        weighted += [([(posting, 1.0, 1.0)], scale * self.intent_weight[kind] / self.weight, not words_lead)
+                     for kind, (_, posting) in intents.items()]
+        weighted.append(([(_classic(self.dist)[1], 1.0, 1.0)], CLASSIC_SHARE, False))
+        met = {kind: values for kind, (values, _) in intents.items()}
+        active = self.active
+        weights = [w for _, w in self.groups]
+        total = sum(weights)
+
+        def score(docs: np.ndarray, values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+            if len(weights) == 1:  # as SearchIndex.combine adds them up
+                text = values[0] * (weights[0] / total)
+            else:
+                text = np.zeros(len(docs))
+                for found, w in zip(values, weights):
+                    text += found * w
+                text = text / total if weights else text
+            scores = self.scores(docs, text, met)
+            keep = scores >= FLOOR
+            for kind in active:
+                keep &= met[kind][docs] > 0
+            return scores, keep
+
+        head = max(HEAD, 4 * limit)
+        while head <= BOUNDED_HEAD:
+            exact, docs, scores = index.proven_top(weighted, limit, head, score)
+            if exact and len(docs) >= limit:
+                return index.ranked(docs, scores, limit), []
+            head *= HEAD_GROWTH
+        return None

@@ -20,7 +20,7 @@ def test_the_two_commands_use_a_virtual_environment() -> None:
         assert "python3 -m venv .venv && .venv/bin/pip install" in command  # stock Debian refuses pip outside a venv
         assert " pip install" not in command.replace(".venv/bin/pip install", "")
     assert serve.startswith("python3 -m venv .venv && ")
-    for service in ("redis-server", "nginx-light", "npm ci --prefix deploy"):  # what the tests start for real
+    for service in ("redis-server", "nginx-light", "chromium", "npm ci --prefix deploy"):  # what the tests start for real
         assert service in test
     assert serve.endswith("petgen serve") and test.endswith("-m pytest")
 

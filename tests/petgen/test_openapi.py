@@ -19,7 +19,9 @@ from runtime.app import create_app
 from runtime.settings import Settings
 
 # Served paths that are not API operations: pages, documents and the files behind them.
-NOT_OPERATIONS = re.compile(r"^/($|names/|categories/[^/]+/$|docs$|openapi\.json$|llms(-full)?\.txt$|robots\.txt$|"
+# The human pages (HTML), files and documents that are no API operation.
+NOT_OPERATIONS = re.compile(r"^/($|names/|(categories|moods|relationships|regions|languages|a-z)/|docs$|docs/|"
+                            r"openapi\.json$|llms(-full)?\.txt$|robots\.txt$|sitemap\.xml$|"
                             r"search/|assets/|\.well-known/|mcp/server-card$|api/.*\.[0-9a-f]{12}\.json$)")
 
 

@@ -188,3 +188,59 @@ def test_did_you_mean_from_titles(index: SearchIndex) -> None:
     assert [h.title for h in index.suggest("Hertzbladd")][:1] == ["Herzblatt"]
     assert [h.title for h in index.suggest("Honey Buny")][:1] == ["Honey Bunny"]
     assert index.suggest("zz") == []
+
+
+def common(count: int) -> SearchIndex:
+    """`count` documents that all share two words (one in a few titles, the rest in meanings), plus rarer ones."""
+    docs = []
+    for i in range(count):
+        title = f"Herz{i}" if i % 97 else f"Kuscheln {i}"
+        fields = {"title": [title], "keywords": ["kuscheln"] if i % 7 == 0 else [f"wort{i % 13}"],
+                  "meaning": [f"kuscheln gemeinsam sonne{i % 5} mond{i % 11}"]}
+        docs.append(Document(f"d{i}", title, "m", "u", fields))
+    return SearchIndex.from_index(build_index(docs))
+
+
+@pytest.mark.parametrize("query", ["kuscheln", "kuscheln gemeinsam", "gemeinsam sonne3", "kusch", "mond4 wort2",
+                                   "herz", "kuscheln wort5 sonne1 mond7"])
+def test_bounded_top_k_equals_scoring_everything(query: str) -> None:
+    big = common(3000)
+    docs, scores, _ = big.scored(query)
+    for limit in (1, 10, 50):
+        hits, total = big.top(query, limit)
+        assert total == len(docs)
+        assert [(h.doc, h.score) for h in hits] == [(h.doc, h.score) for h in big.ranked(docs, scores, limit)]
+
+
+def test_a_query_looks_at_most_at_max_head_documents_of_a_long_list(monkeypatch: pytest.MonkeyPatch) -> None:
+    big = common(3000)
+    seen: list[int] = []
+    original = SearchIndex._top_of_heads
+
+    def counting(self: SearchIndex, groups: list, limit: int, head: int) -> tuple:
+        seen.append(head)
+        return original(self, groups, limit, head)
+
+    monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
+    monkeypatch.setattr(engine, "MAX_HEAD", 128)
+    hits, total = big.top("mond4 wort2", 10)  # needs more than the first heads to prove its top ten
+    assert len(hits) == 10 and total == len(big.scored("mond4 wort2")[0])
+    assert seen == [engine.HEAD, 128]  # grown once, then stopped by the cap
+    assert len(big.words["mond4"]) > 128 and len(big.words["wort2"]) > 128  # so the cap was what bounded it
+
+
+def test_a_query_of_many_long_lists_looks_at_most_at_max_candidates_documents(monkeypatch: pytest.MonkeyPatch) -> None:
+    big = common(3000)
+    seen: list[int] = []
+    original = SearchIndex._top_of_heads
+
+    def counting(self: SearchIndex, groups: list, limit: int, head: int) -> tuple:
+        long = [posting for sources in groups for posting, _, _ in sources if posting.impact is not None]
+        seen.append(sum(min(head, len(posting)) for posting in long))
+        return original(self, groups, limit, head)
+
+    monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
+    monkeypatch.setattr(engine, "MAX_CANDIDATES", 1200)
+    hits, _ = big.top("kuscheln wort5 sonne1 mond7", 10)  # four long lists (and more from the prefix sonne1 …)
+    assert len(hits) == 10 and len(seen) > 1  # it had to grow, and stopped at the budget
+    assert max(seen) <= 1200 and seen[-1] > seen[0]  # grown, but never beyond it

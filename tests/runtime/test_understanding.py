@@ -13,7 +13,8 @@ from starlette.testclient import TestClient
 from petgen.build import build
 from petgen.schemas import schema_for
 from runtime.dist import Dist
-from runtime.understanding import FLOOR, answer, understand
+from petgen.synthetic import write_corpus
+from runtime.understanding import FLOOR, Ranking, answer, understand
 from tests.conftest import REPO
 
 ASK = Draft202012Validator(schema_for("AskResponse"))
@@ -143,3 +144,44 @@ def test_search_offers_did_you_mean(make_client, dist: Dist) -> None:  # type: i
     body = client.get("/api/search", params={"q": "Zuckerschnxxkke"}).json()  # three edits: no typo match
     assert body["items"] == [] and body["suggestions"][0]["title"] == "Zuckerschnecke"
     assert all(0 < item["score"] <= 1 for item in client.get("/api/search", params={"q": "ma"}).json()["items"])
+
+
+@pytest.fixture(scope="module")
+def large(tmp_path_factory: pytest.TempPathFactory) -> Dist:
+    """1,200 synthetic entries (every one has `kuscheln` and `Kosename`) with the real lexicon."""
+    root = tmp_path_factory.mktemp("large")
+    content = write_corpus(root / "content", 1200, taxonomy_from=REPO / "content")
+    (content / "lexicon.yml").write_bytes((REPO / "content" / "lexicon.yml").read_bytes())
+    build(content, root / "dist", base_url="http://testserver")
+    return Dist.load(root / "dist")
+
+
+@pytest.mark.parametrize("question", [
+    "kuscheln", "schatz", "kuschel bär", "maus", "süße maus für meine Freundin", "frecher Kosename für meinen Freund",
+    "Kosenamen aus der Natur", "romantic names for my wife", "bayerische Kosenamen", "Kosename für Oma oder Opa",
+    "schwäbische Kosenamen für ein Baby", "sonne mond sterne", "Kosename für meine Freundin, die gern schläft",
+])
+def test_ranking_from_heads_equals_scoring_everything(question: str, large: Dist,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    bounded, fallback = Ranking.bounded, Ranking.everything
+
+    def compare(self: Ranking, limit: int) -> Any:
+        found = bounded(self, limit)
+        if found is not None:
+            hits, relaxed = fallback(self, limit)
+            assert ([(h.doc, h.score) for h in found[0]], found[1]) == ([(h.doc, h.score) for h in hits], relaxed)
+        return found
+
+    monkeypatch.setattr(Ranking, "bounded", compare)
+    for limit in (1, 5, 10, 20):
+        assert all(0.0 <= h.score <= 1.0 for h in answer(question, large, limit).hits)
+
+
+def test_most_questions_at_scale_are_ranked_from_heads(large: Dist, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    everything = Ranking.everything
+    monkeypatch.setattr(Ranking, "everything", lambda self, limit: calls.append(limit) or everything(self, limit))
+    questions = ["kuscheln", "kuschel bär", "maus", "Kosenamen aus der Natur", "romantic names for my wife"]
+    for question in questions:
+        assert answer(question, large, 10).hits
+    assert len(calls) < len(questions)
