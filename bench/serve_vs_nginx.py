@@ -1,17 +1,22 @@
 """Requests/s for `GET /api/names/{slug}` from the runtime vs nginx serving the same dist file.
 
-    python bench/serve_vs_nginx.py [--duration 10] [--connections 32] [--slug baerchen]
+    python bench/serve_vs_nginx.py [--duration 10] [--connections 32] [--slug baerchen] [--before REF]
+                                   [--write-docs]
 
 One run, one machine, loopback only: builds the bundled content into a temporary dist, then
 measures in turn nginx (Debian's, `worker_processes auto`, serving the hashed file for the clean
 URL with the same Cache-Control/CORS headers) and the runtime as `petgen serve` under uvicorn and
 under granian, each with one and with two workers. wrk (1 thread) drives each for --duration seconds after a warm-up; the
-runtime's rate limiter is off (`--rate-limit 0`), all its other headers are on.
+runtime's rate limiter is off (`--rate-limit 0`), all its other headers are on. `--before REF` also
+measures the runtime of a git revision (see bench/runtime_memory.py), right before this checkout's
+for each server; `--write-docs` writes that comparison into docs/benchmarks.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import statistics
 import os
 import re
 import shutil
@@ -22,6 +27,7 @@ from pathlib import Path
 
 import orjson
 
+from runtime_memory import source_of
 from servers import free_port, run_server, stop
 from petgen.build import build
 
@@ -75,6 +81,10 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--slug", default="baerchen")
+    parser.add_argument("--rounds", type=int, default=1, help="measure every server this many times, in turn; "
+                        "report medians")
+    parser.add_argument("--before", metavar="REF", help="also measure this git revision's runtime (e.g. main)")
+    parser.add_argument("--write-docs", action="store_true", help="write the before/after table into docs/benchmarks.md")
     args = parser.parse_args()
     for tool in ("wrk", "nginx"):
         if not shutil.which(tool) and not Path(f"/usr/sbin/{tool}").exists():
@@ -104,22 +114,47 @@ def main() -> None:
         serve = [sys.executable, "-m", "petgen", "serve", "--dist", str(dist), "--content", str(root / "none"),
                  "--base-url", "http://127.0.0.1", "--state-dir", str(root / "state"), "--no-access-log",
                  "--rate-limit", "0", "--log-level", "warning"]
-        servers = [(f"petgen serve --server {server} --workers {workers}",
-                    [*serve, "--server", server, "--workers", str(workers)])
-                   for server, workers in (("uvicorn", 1), ("granian", 1), ("uvicorn", 2), ("granian", 2))]
-        for name, command in servers:
-            port = free_port()
-            proc = run_server([*command, "--host", "127.0.0.1", "--port", str(port)], port)
-            try:
-                results.append((name, wrk(f"http://127.0.0.1:{port}{route}", args.duration, args.connections)))
-            finally:
-                stop(proc)
+        codes = [("", None)] if not args.before else [(f" [{args.before}]", source_of(args.before)), (" [this]", None)]
+        servers = [(f"petgen serve --server {server} --workers {workers}{label}",
+                    [*serve, "--server", server, "--workers", str(workers)], src)
+                   for server, workers in (("uvicorn", 1), ("granian", 1), ("uvicorn", 2), ("granian", 2))
+                   for label, src in codes]
+        measured: dict[str, list[float]] = {name: [] for name, _, _ in servers}
+        for _ in range(args.rounds):
+            for name, command, src in servers:
+                port = free_port()
+                env = {"PYTHONPATH": str(src)} if src else None
+                proc = run_server([*command, "--host", "127.0.0.1", "--port", str(port)], port, env, cwd=tmp)
+                try:
+                    measured[name].append(wrk(f"http://127.0.0.1:{port}{route}", args.duration, args.connections))
+                finally:
+                    stop(proc)
+        results += [(name, statistics.median(rps)) for name, rps in measured.items()]
 
     nginx_rps = results[0][1]
-    print(f"GET {route}, wrk -t1 -c{args.connections} -d{args.duration}s on loopback, {os.cpu_count()} cores")
-    print(f"{'server':<46} {'req/s':>10} {'% of nginx':>11}")
+    print(f"GET {route}, wrk -t1 -c{args.connections} -d{args.duration}s on loopback, {os.cpu_count()} cores, "
+          f"median of {args.rounds} round(s) for the runtime")
+    print(f"{'server':<56} {'req/s':>10} {'% of nginx':>11}")
     for name, rps in results:
-        print(f"{name:<46} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}%")
+        print(f"{name:<56} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}%")
+    if args.write_docs:
+        write_docs(results, args)
+
+
+def write_docs(results: list[tuple[str, float]], args: argparse.Namespace) -> None:
+    begin, end = "<!-- serve_vs_nginx.py before/after: begin -->", "<!-- serve_vs_nginx.py before/after: end -->"
+    command = f"python bench/serve_vs_nginx.py --duration {args.duration} --rounds {args.rounds}" + (
+        f" --before {args.before}" if args.before else "") + " --write-docs"
+    lines = [f"Run of {datetime.date.today().isoformat()}, `{command}` (GET {args.slug and f'/api/names/{args.slug}'}, "
+             f"wrk -t1 -c{args.connections} -d{args.duration}s, {os.cpu_count()} cores; the runtime's figures are "
+             f"medians of {args.rounds} rounds, each round measuring every server in turn):", "",
+             "| server | requests/s | % of nginx |", "|---|---:|---:|"]
+    lines += [f"| {name} | {rps:,.0f} | {rps / results[0][1] * 100:.0f} % |" for name, rps in results]
+    docs = REPO / "docs" / "benchmarks.md"
+    text = docs.read_text(encoding="utf-8")
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    docs.write_text(head + begin + "\n" + "\n".join(lines) + "\n" + end + tail, encoding="utf-8")
 
 
 if __name__ == "__main__":

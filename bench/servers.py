@@ -25,10 +25,12 @@ def wait_for(port: int, timeout: float = 60) -> None:
     raise SystemExit(f"nothing listening on {port}")
 
 
-def run_server(command: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
-    """Start a server in its own process group and wait until it listens."""
+def run_server(command: list[str], port: int, env: dict[str, str] | None = None,
+               cwd: str | None = None) -> subprocess.Popen[bytes]:
+    """Start a server in its own process group and wait until it listens (`python -m` puts the working
+    directory first on sys.path: pass `cwd` to run the code PYTHONPATH names)."""
     proc = subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+                            stderr=subprocess.DEVNULL, start_new_session=True, cwd=cwd)
     wait_for(port)
     return proc
 

@@ -8,7 +8,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -27,12 +27,13 @@ from petgen.security import RAW_SECURITY_HEADERS
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
 from runtime.botauth import BotVerifier
 from runtime.cors import CORSMiddleware
-from runtime.dist import Dist, DistNotFound, StaticFile
+from runtime.dist import Dist, DistNotFound, LargeFile, StaticFile, limit_malloc_arenas, trim_heap
+from runtime.files import DistGone
 from runtime.errors import JSON, error_response, send_error, use_site
 from runtime.guard import BodyTooLarge, GuardMiddleware, client_gone
 from runtime.health import Health, content_probe
 from runtime.logs import ensure_logging, root_logger_kept
-from runtime.mcp import build_mcp, fast_search, mcp_routes
+from runtime.lazymcp import LazyMcp
 from runtime.mcp_transport import McpErrorEnvelope
 from runtime.metrics import ENV as METRICS_DIR, Metrics
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
@@ -84,6 +85,7 @@ class Runtime:
     """
 
     RETRY_DOWN = 5.0
+    RETRY_GONE = 1.0  # seconds between reloads tried because the loaded build's files are gone
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -95,7 +97,10 @@ class Runtime:
         self._next_attempt = 0.0
         self.on_load: list[Callable[[Dist], None]] = []
         self.loaded_stamp: Stamp | None = None  # the manifest last loaded (or tried): the watcher compares it
+        self.serving_stamp: Stamp | None = None  # the manifest of the build loaded now
         self._reloading = threading.Lock()  # petgen dev, the watcher, SIGHUP and up() may all reload
+        self._gone_tried = -self.RETRY_GONE  # when a reload was last tried because files were gone
+        self._gone_lock: anyio.Lock | None = None
         self.reload()
 
     def when_loaded(self, callback: Callable[[Dist], None]) -> None:
@@ -111,9 +116,9 @@ class Runtime:
             return self._reload()
 
     def _reload(self) -> bool:
-        self.loaded_stamp = manifest_stamp(self.settings.dist)
+        self.loaded_stamp = stamp = manifest_stamp(self.settings.dist)
         try:
-            dist = Dist.load(self.settings.dist)
+            dist = Dist.load(self.settings.dist, self.settings.static_cache)
         except DistNotFound as exc:
             if self.dist is None:
                 if self.down_reason != str(exc):
@@ -130,15 +135,47 @@ class Runtime:
         # The loaded dist is long-lived and large (10,000 entries: ~500,000 objects); moving it out of
         # the garbage collector's view keeps full collections from pausing requests.
         gc.collect()
+        trim_heap()
         gc.freeze()
         first = self.dist is None
-        self.dist, self.down_reason = dist, ""
+        self.dist, self.down_reason, self.serving_stamp = dist, "", stamp
         self.health.recover("dist")
         self.health.forget_probes()
         log.info("%s %s (%d routes)", "loaded" if first else "reloaded", self.settings.dist, len(dist.routes))
         for callback in self.on_load:
             callback(dist)
         return True
+
+    async def static_file(self, path: str) -> StaticFile | LargeFile | None:
+        """What to send for a manifest route of the loaded build, None if it has no such route.
+
+        The build's files are read when requested; once `petgen build` has replaced and deleted them,
+        the build on disk now is loaded first, so the answer comes whole from one build (tried three
+        times, for builds swapped in one after another). DistGone if there is none to load.
+        """
+        for _ in range(3):
+            dist = self.dist
+            if dist is None:
+                return None
+            try:
+                return dist.routes.serve(path)
+            except FileNotFoundError:
+                pass
+            await self._reload_gone(dist)
+        raise DistGone(f"the files of the loaded build are gone from {self.settings.dist}")
+
+    async def _reload_gone(self, gone: Dist) -> None:
+        """Load the build on disk in place of `gone`, whose files were deleted: at once if it is another
+        build, else at most every RETRY_GONE seconds."""
+        self._gone_lock = self._gone_lock or anyio.Lock()
+        async with self._gone_lock:  # one reload for all the requests that found the files gone
+            if self.dist is gone:
+                newer = manifest_stamp(self.settings.dist) not in (None, self.serving_stamp)
+                if newer or time.monotonic() - self._gone_tried >= self.RETRY_GONE:
+                    self._gone_tried = time.monotonic()
+                    log.warning("the files of the loaded build are gone from %s; loading the build there now",
+                                gone.root)
+                    await anyio.to_thread.run_sync(self.reload)
 
     def up(self) -> Dist | None:
         """The loaded dist; while down, try to load it again (at most every RETRY_DOWN seconds)."""
@@ -164,7 +201,7 @@ class Runtime:
 class PreparedResponse(Response):
     """A response over a prepared file: ETag/304 and HEAD handled exactly as for static routes."""
 
-    def __init__(self, file_or_body: StaticFile | bytes) -> None:
+    def __init__(self, file_or_body: StaticFile | LargeFile | bytes) -> None:
         self.file = dynamic_file(file_or_body) if isinstance(file_or_body, bytes) else file_or_body
         self.status_code = 200
         self.background = None
@@ -174,7 +211,8 @@ class PreparedResponse(Response):
         await send_file(scope, send, self.file)
 
 
-def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
+def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
+                    mcp_loaded: Callable[[Any], Awaitable[None]] | None = None) -> Starlette:
     def dist() -> Dist:
         assert runtime.dist is not None  # DistGate answers every request while the runtime is down
         return runtime.dist
@@ -298,11 +336,22 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = ()) ->
         Route("/names/{slug}/", page, methods=["GET", "HEAD"]),
         Route("/{rest:path}", site_fallback, methods=["GET", "HEAD"]),
     ]
-    mcp = build_mcp(dist, version=runtime.dist.site.api_version, base_url=runtime.dist.site.base_url)
-    routes[-1:-1] = mcp_routes(mcp, runtime.dist.site.base_url, runtime.settings.allowed_origins,  # before the
-                               runtime.dist.manifest.get("runtime_origin"), runtime.settings.allowed_hosts,  # catch-all
-                               fast=fast_search(dist))
+    site, settings, runtime_origin = runtime.dist.site, runtime.settings, runtime.dist.manifest.get("runtime_origin")
 
+    def load_mcp() -> tuple[list[BaseRoute], Any]:
+        with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/logs.py)
+            from runtime.mcp import build_mcp, fast_search, mcp_routes
+
+            mcp = build_mcp(dist, version=site.api_version, base_url=site.base_url)
+            return mcp_routes(mcp, site.base_url, settings.allowed_origins, runtime_origin, settings.allowed_hosts,
+                              fast=fast_search(dist)), mcp
+
+    async def no_manager(server: Any) -> None:
+        return None
+
+    mcp = LazyMcp(load_mcp, mcp_loaded or no_manager)  # every method on /mcp, all but POST (a 308 above) on /mcp/
+    routes[-1:-1] = [Route("/mcp", mcp, methods=ALL_METHODS),  # before the catch-all
+                     Route("/mcp/", mcp, methods=[m for m in ALL_METHODS if m != "POST"])]
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error,
                                                        ClientDisconnect: client_gone})
     app.state.mcp = mcp
@@ -319,6 +368,7 @@ class PetgenApp:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        limit_malloc_arenas()  # before the runtime starts threads (runtime/dist.py)
         self.runtime = Runtime(settings)
         self.webhooks = Webhooks.from_settings(settings)
         self.runtime.when_loaded(self.webhooks.dist_loaded)  # the first start records the baseline
@@ -328,7 +378,8 @@ class PetgenApp:
         self.starlette = self._build_routes() if self.runtime.dist is not None else None
         self._tasks: anyio.abc.TaskGroup | None = None
         self._mcp_started = False
-        self.static = StaticRoutes(self._starlette, dist=lambda: self.runtime.dist, dynamic_paths=DYNAMIC_PATHS)
+        self.static = StaticRoutes(self._starlette, serve=self.runtime.static_file, gone=self._gone,
+                                   dynamic_paths=DYNAMIC_PATHS)
         inner = GuardMiddleware(self._when_up, max_body=settings.max_body, body_timeout=settings.body_timeout)
         # Redis, when configured, holds the rate-limit counts and bot nonces of all replicas (runtime/sharedstore.py).
         self.shared = (SharedStore(settings.redis_url, health=self.runtime.health, timeout=settings.redis_timeout)
@@ -379,7 +430,13 @@ class PetgenApp:
         without a wrapper per middleware; everything else goes through the stack."""
         if scope["type"] == "http" and scope["method"] in FAST_METHODS and scope["path"] not in DYNAMIC_PATHS:
             dist = self.runtime.dist
-            file = dist.routes.get(scope["path"]) if dist is not None else None
+            file = dist.routes.hot.get(scope["path"]) if dist is not None else None  # a cached small file
+            if file is None:
+                try:
+                    file = await self.runtime.static_file(scope["path"])
+                except DistGone as exc:
+                    await self._gone(scope, send, exc)
+                    return
             if file is not None:
                 extra = cors = self.cors.headers_for(scope)
                 if self.ratelimit.enabled:
@@ -392,6 +449,10 @@ class PetgenApp:
                 return
         await self.asgi(scope, receive, send)
 
+    async def _gone(self, scope: dict[str, Any], send: Callable[..., Any], exc: DistGone) -> None:
+        log.error("%s", exc)
+        await self._down(scope, send)
+
     async def _when_up(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         """Serve from the loaded dist, or answer 503 while the runtime is down."""
         if self.runtime.up() is None:
@@ -401,20 +462,29 @@ class PetgenApp:
         await self.static(scope, receive, send)
 
     def _build_routes(self) -> Starlette:
-        with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/logs.py)
-            return build_starlette(self.runtime, self.webhooks.routes())
+        return build_starlette(self.runtime, self.webhooks.routes(), self._mcp_loaded)
 
     async def _starlette(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         assert self.starlette is not None
         await self.starlette(scope, receive, send)
 
     async def _start_surfaces(self) -> None:
-        """Build the routes (once a dist is loaded) and start the MCP session manager in the lifespan's tasks."""
+        """Build the routes (once a dist is loaded); in the lifespan, load /mcp in the background
+        (runtime/lazymcp.py) and run the MCP session manager in the lifespan's tasks."""
         if self.starlette is None:
             self.starlette = self._build_routes()
         if self._tasks is not None and not self._mcp_started:
             self._mcp_started = True
-            await self._tasks.start(self._run_mcp, self.starlette.state.mcp)
+            mcp: LazyMcp = self.starlette.state.mcp
+            if mcp.server is not None:  # loaded by a request before this lifespan began
+                await self._tasks.start(self._run_mcp, mcp.server)
+            else:
+                self._tasks.start_soon(mcp.ready)
+
+    async def _mcp_loaded(self, server: Any) -> None:
+        if self._tasks is not None:
+            self._mcp_started = True
+            await self._tasks.start(self._run_mcp, server)
 
 
     @staticmethod

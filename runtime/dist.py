@@ -1,7 +1,14 @@
-"""The built dist/, loaded into memory once: every route's bytes with its headers ready to send."""
+"""The built dist/ as the runtime holds it: the route table, the name summaries and the search index.
+
+The files themselves stay on disk and are read when a request needs them (runtime/files.py); every
+file of a build is read through the directory handle this build was loaded from, so a reload sees
+one build only, even while `petgen build` swaps the next one in.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -10,39 +17,22 @@ from typing import Any
 import numpy as np
 import orjson
 
-from petgen.content import Site, facet_matches
-from petgen.dist import IMMUTABLE, MANIFEST, REVALIDATE
+from petgen.content import Site
+from petgen.dist import MANIFEST
 from petgen.lexicon import Lexicon
-from petgen.resources import in_category
 from petgen.search import words
 from petgen.searchquery import SearchIndex
-from petgen.security import RAW_SECURITY_HEADERS
+from runtime.files import BuildDir, Headers, LargeFile, Routes, StaticFile, prepared_file
+from runtime.routes import RouteTable
+from runtime.summaries import Summaries
 
-Headers = list[tuple[bytes, bytes]]
+__all__ = ["Dist", "DistNotFound", "Headers", "LargeFile", "StaticFile", "load_search_index", "prepared_file"]
+
+STATIC_CACHE = 16 * 1024 * 1024  # bytes of small files kept in memory per build (PETGEN_STATIC_CACHE_MB)
 
 
 class DistNotFound(Exception):
     """dist/ is missing or incomplete: run `petgen build`."""
-
-
-@dataclass(frozen=True)
-class StaticFile:
-    body: bytes
-    etag: bytes  # quoted, as sent
-    headers: Headers  # content-type, etag, cache-control, content-length, the security headers
-
-
-def prepared_file(body: bytes, etag: str, content_type: str, cache_control: str,
-                  extra: dict[str, str] | None = None) -> StaticFile:
-    quoted = f'"{etag}"'.encode()
-    return StaticFile(body, quoted, [
-        (b"content-type", content_type.encode()),
-        (b"etag", quoted),
-        (b"cache-control", cache_control.encode()),
-        (b"content-length", str(len(body)).encode()),
-        *RAW_SECURITY_HEADERS,
-        *((name.lower().encode(), value.encode()) for name, value in (extra or {}).items()),
-    ])
 
 
 @dataclass
@@ -50,8 +40,8 @@ class Dist:
     root: Path
     manifest: dict[str, Any]
     site: Site
-    routes: dict[str, StaticFile]  # clean routes (path or path?query) and hashed file paths
-    items: list[dict[str, Any]]  # name summaries in list order
+    routes: Routes  # clean routes (path or path?query) and hashed file paths
+    items: Summaries  # name summaries in list order
     categories: list[str]
     moods: list[str]
     aliases: dict[str, tuple[str, str]]  # alias category -> (facet, value)
@@ -66,37 +56,15 @@ class Dist:
 
     @cached_property
     def slugs(self) -> set[str]:
-        return {item["slug"] for item in self.items}
-
-    @cached_property
-    def in_category(self) -> dict[str, frozenset[int]]:
-        """Category slug -> documents (indexes into items and the search index's docs); an alias
-        category's documents are those with its facet value."""
-        return {c: frozenset(d for d, item in enumerate(self.items) if in_category(item, c, self.aliases))
-                for c in self.categories}
-
-    def in_facet(self, name: str, value: str) -> frozenset[int]:
-        """Documents with a facet value (`relationship` `partner`)."""
-        key = (name, value)
-        found = self._in_facet.get(key)
-        if found is None:
-            found = self._in_facet[key] = frozenset(
-                d for d, item in enumerate(self.items) if facet_matches(key, item[name]))
-        return found
-
-    @cached_property
-    def _in_facet(self) -> dict[tuple[str, str], frozenset[int]]:
-        return {}
+        return set(self.items.slugs())
 
     def mask(self, kind: str, value: str) -> np.ndarray:
         """Documents as a boolean array over all documents: `kind` is "mood", "category" or a facet."""
         key = (kind, value)
         found = self._masks.get(key)
         if found is None:
-            docs = (self.in_mood.get(value, frozenset()) if kind == "mood" else
-                    self.in_category.get(value, frozenset()) if kind == "category" else self.in_facet(kind, value))
             found = np.zeros(len(self.items), dtype=bool)
-            found[np.fromiter(docs, dtype=np.int64, count=len(docs))] = True
+            found[self.items.with_value(kind, value)] = True  # the summaries' filter index (runtime/summaries.py)
             self._masks[key] = found
         return found
 
@@ -110,15 +78,11 @@ class Dist:
         return self.mask("category", "klassiker").astype(np.float64)
 
     @cached_property
-    def in_mood(self) -> dict[str, frozenset[int]]:
-        return {m: frozenset(d for d, item in enumerate(self.items) if m in item["moods"]) for m in self.moods}
-
-    @cached_property
     def docs_by_title(self) -> dict[str, list[int]]:
         """Entry titles as folded words (`Honey Bunny` → `honey bunny`) -> their documents."""
         found: dict[str, list[int]] = {}
-        for doc, item in enumerate(self.items):
-            found.setdefault(" ".join(words(item["title"])), []).append(doc)
+        for doc, title in enumerate(self.items.titles()):
+            found.setdefault(" ".join(words(title)), []).append(doc)
         return found
 
     @cached_property
@@ -126,27 +90,54 @@ class Dist:
         return frozenset(self.docs_by_title)
 
     @classmethod
-    def load(cls, root: Path) -> Dist:
-        """Read the manifest and every file it names; raise DistNotFound if dist is unusable."""
+    def load(cls, root: Path, static_cache: int = STATIC_CACHE) -> Dist:
+        """Read the manifest, the summaries and the search index (not the files the routes name); raise
+        DistNotFound if dist is unusable."""
         try:
-            manifest = orjson.loads((root / MANIFEST).read_bytes())
-            data = orjson.loads((root / manifest["data"]).read_bytes())
-            routes: dict[str, StaticFile] = {}
-            for route, info in manifest["routes"].items():
-                body = (root / info["file"]).read_bytes()
-                routes[route] = prepared_file(body, info["etag"], info["type"], REVALIDATE, info.get("headers"))
-                if info["hashed"]:
-                    routes["/" + info["file"]] = prepared_file(body, info["etag"], info["type"], IMMUTABLE)
-            not_found = (root / manifest["notFound"]).read_bytes()
-            search = load_search_index(root, manifest)
+            build = BuildDir(root)
+            manifest = orjson.loads(build.read(MANIFEST))
+            table = RouteTable(manifest.pop("routes"))  # the parsed routes are dropped before the next parse
+            data = orjson.loads(build.read(manifest["data"]))
+            aliases = {slug: (facet[0], facet[1]) for slug, facet in data["aliases"].items()}
+            vocabulary = {"category": data["categories"], "mood": data["moods"], **data["facets"]}
+            items = Summaries(data.pop("items"), vocabulary, aliases)
+            not_found = build.read(manifest["notFound"])
+            search = load_search_index(build.path, manifest)  # through the handle: the same build
         except (OSError, KeyError, ValueError) as exc:
             raise DistNotFound(f"{root} is not a complete build ({exc}); run `petgen build`") from exc
-        return cls(root=root, manifest=manifest, site=Site(**data["site"]), routes=routes, items=data["items"],
+        routes = Routes(build, table, static_cache)
+        return cls(root=root, manifest=manifest, site=Site(**data["site"]), routes=routes, items=items,
                    categories=data["categories"], moods=data["moods"],
-                   aliases={slug: (facet[0], facet[1]) for slug, facet in data["aliases"].items()},
+                   aliases=aliases,
                    facets=data["facets"], facet_counts=data["facetCounts"], source_hash=data["sourceHash"],
                    newest_review=data["newestReview"], not_found_html=not_found, search=search,
                    lexicon_index=Lexicon.from_data(data.get("lexicon", {})), bots=data.get("bots", []))
+
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+
+
+def limit_malloc_arenas(arenas: int = 2) -> None:
+    """At most `arenas` malloc arenas (glibc makes up to 8 per core, one per thread that allocates while
+    another does, each reserving 64 MB of address space and fragmenting apart). The runtime's threads
+    (the MCP import, webhook and reload workers) take turns under the GIL anyway; with one arena each,
+    a process limited in address space (`ulimit -v`) aborted in the MCP import. Like MALLOC_ARENA_MAX=2,
+    which, when set, wins."""
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    try:
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, arenas)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def trim_heap() -> None:
+    """Give the memory freed after a load back to the system (glibc keeps freed heap otherwise: the
+    parsed manifest and summaries are tens of MB at 50,000 entries)."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 def load_search_index(root: Path, manifest: dict[str, Any]) -> SearchIndex:

@@ -11,11 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
 
 __all__ = ["INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST", "METHOD_NOT_FOUND", "PARSE_ERROR",
            "RATE_LIMITED", "SAFE_INTEGER", "BadMessage", "RequestId", "error_body", "parse_message", "readable_id"]
 
+# The codes of JSON-RPC 2.0 §5.1 (the MCP SDK's `mcp_types` has the same; not imported from there, because
+# importing the SDK takes seconds and the runtime loads it only when /mcp is first used: runtime/app.py).
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
 # -32000..-32019 is the band MCP leaves to implementations; the SDK uses -32000 and -32001 itself.
 RATE_LIMITED = -32010
 SAFE_INTEGER = 2 ** 53 - 1  # the largest id a JavaScript client can hold exactly (documented in the OpenAPI)

@@ -282,7 +282,7 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
                      mime_type="application/json")
     def names_resource() -> str:
         d = dist()
-        return orjson.dumps({"items": d.items, "total": len(d.items), **license_of(d.site)}).decode()
+        return orjson.dumps({"items": list(d.items), "total": len(d.items), **license_of(d.site)}).decode()
 
     @server.resource("petname://categories", name="categories", title="Categories and moods",
                      description="The category and mood vocabularies with counts.", mime_type="application/json")

@@ -14,15 +14,15 @@ from starlette.responses import RedirectResponse, Response
 
 from petgen.content import closest
 from petgen.resources import (
-    DEFAULT_LIMIT, LIST_FILTERS, LIST_PARAMS, MAX_LIMIT, encode, filter_summaries, license_of, list_route,
+    DEFAULT_LIMIT, LIST_FILTERS, LIST_PARAMS, MAX_LIMIT, encode, license_of, list_route,
     name_list,
 )
 from petgen.text import slugify
-from runtime.dist import Dist, StaticFile
+from runtime.dist import Dist, LargeFile, StaticFile
 from runtime.errors import error_response
 from runtime.params import BadRequest, query_params, shown, whole_number
 
-__all__ = ["BadRequest", "ListQuery", "check_filters", "list_page", "parse_list_query", "unknown_or_redirect"]
+__all__ = ["BadRequest", "ListQuery", "check_filters", "computed_page", "list_page", "parse_list_query", "unknown_or_redirect"]
 
 MAX_OFFSET = 1_000_000_000  # far past any list; keeps numbers within JSON's safe integer range
 
@@ -78,12 +78,15 @@ def _vocabulary_hint(value: str, known: list[str], where: str) -> str:
     return f"did you mean '{match}'? Valid values: {listed}" if match else f"valid values: {listed} (see {where})"
 
 
-def list_page(query: ListQuery, dist: Dist) -> StaticFile | bytes:
+def list_page(query: ListQuery, dist: Dist) -> StaticFile | LargeFile | bytes:
     """The precomputed file for this query, or the page computed now."""
-    precomputed = dist.routes.get(query.route)
-    if precomputed is not None:
-        return precomputed
-    matching = filter_summaries(dist.items, query.filters, dist.aliases)
+    precomputed = dist.routes.serve(query.route)
+    return precomputed if precomputed is not None else computed_page(query, dist)
+
+
+def computed_page(query: ListQuery, dist: Dist) -> bytes:
+    """The page for this query, computed from the loaded summaries as the build computes it."""
+    matching = dist.items.select(query.filters)
     return encode(name_list(matching, filters=query.filters, limit=query.limit, offset=query.offset,
                             base_url=dist.site.base_url, license=license_of(dist.site)))
 

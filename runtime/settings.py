@@ -116,6 +116,7 @@ class Settings:
     graceful_timeout: float = 30.0  # seconds in-flight requests get to finish after SIGTERM
     redis_timeout: float = 0.01  # seconds Redis may take to answer before the runtime counts in its own process
     dist_poll: float = 2.0  # seconds between looks at dist/_manifest.json for a new build; 0: SIGHUP only
+    static_cache: int = 16 * 1024 * 1024  # bytes of small static files kept in memory (runtime/files.py)
     webhook_retry_scale: float = 1.0  # multiplies the webhook retry delays (0.001 for tests and staging)
     webhook_allow_loopback: bool = False  # development only: deliveries to loopback, plain http allowed
 
@@ -165,20 +166,23 @@ class Settings:
             "PETGEN_DIST_POLL": repr(self.dist_poll), "PETGEN_WEBHOOK_RETRY_SCALE": repr(self.webhook_retry_scale),
             "PETGEN_WEBHOOK_ALLOW_LOOPBACK": "1" if self.webhook_allow_loopback else "0",
             "PETGEN_REDIS_TIMEOUT_MS": str(round(self.redis_timeout * 1000)),
+            "PETGEN_STATIC_CACHE_MB": repr(self.static_cache / (1024 * 1024)),
             "PETGEN_NETLIFY_SIGNING_SECRET": self.netlify_signing_secret or "",
         }
 
 
 def environment_only(environ: os._Environ[str] | dict[str, str] | None = None) -> dict[str, Any]:
     """Settings read from the environment only, under `petgen serve` too: PETGEN_DIST_POLL,
-    PETGEN_WEBHOOK_RETRY_SCALE, PETGEN_WEBHOOK_ALLOW_LOOPBACK, PETGEN_REDIS_TIMEOUT_MS."""
+    PETGEN_WEBHOOK_RETRY_SCALE, PETGEN_WEBHOOK_ALLOW_LOOPBACK, PETGEN_REDIS_TIMEOUT_MS, PETGEN_STATIC_CACHE_MB."""
     env = os.environ if environ is None else environ
     scale = _float(env, "PETGEN_WEBHOOK_RETRY_SCALE", 1.0)
     if scale <= 0:
         raise ValueError("PETGEN_WEBHOOK_RETRY_SCALE must be greater than 0 (1 is the real schedule)")
     return {"dist_poll": _float(env, "PETGEN_DIST_POLL", 2.0), "webhook_retry_scale": scale,
             "webhook_allow_loopback": _flag(env, "PETGEN_WEBHOOK_ALLOW_LOOPBACK", False),
-            "redis_timeout": _milliseconds(env, "PETGEN_REDIS_TIMEOUT_MS", Settings.redis_timeout)}
+            "redis_timeout": _milliseconds(env, "PETGEN_REDIS_TIMEOUT_MS", Settings.redis_timeout),
+            "static_cache": round(_float(env, "PETGEN_STATIC_CACHE_MB", Settings.static_cache / (1024 * 1024))
+                                  * 1024 * 1024)}
 
 
 def _float(env: os._Environ[str] | dict[str, str], name: str, default: float) -> float:

@@ -1,15 +1,18 @@
-"""Serve every manifest route from memory: ETag, If-None-Match → 304, HEAD, Cache-Control.
+"""Serve every manifest route: ETag, If-None-Match → 304, HEAD, Cache-Control.
 
-This is the hot path, so it is plain ASGI: one dict lookup and two `send` calls.
+This is the hot path, so it is plain ASGI: a lookup (a dict hit for cached small files) and two
+`send` calls; a large file is streamed from disk, or sent by the server from its path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+import os
+
 from petgen.dist import REVALIDATE, content_hash
-from runtime.dist import Dist, StaticFile, prepared_file
+from runtime.files import CHUNK, DistGone, LargeFile, StaticFile, pathsend_path, prepared_file
 
 Scope = dict[str, Any]
 ASGIApp = Callable[..., Any]
@@ -26,7 +29,7 @@ def etag_matches(scope: Scope, etag: bytes) -> bool:
     return False
 
 
-async def send_file(scope: Scope, send: Callable[..., Any], file: StaticFile, status: int = 200,
+async def send_file(scope: Scope, send: Callable[..., Any], file: StaticFile | LargeFile, status: int = 200,
                     extra: list[tuple[bytes, bytes]] | None = None) -> None:
     """Send a prepared file, or 304 if the client has it; no body for HEAD or 304."""
     if etag_matches(scope, file.etag):
@@ -36,7 +39,33 @@ async def send_file(scope: Scope, send: Callable[..., Any], file: StaticFile, st
         return
     headers = file.headers + extra if extra else file.headers
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else file.body})
+    if scope["method"] == "HEAD":
+        await send({"type": "http.response.body", "body": b""})
+    elif isinstance(file, LargeFile):
+        await send_large(scope, send, file)
+    else:
+        await send({"type": "http.response.body", "body": file.body})
+
+
+async def send_large(scope: Scope, send: Callable[..., Any], file: LargeFile) -> None:
+    """The body of a large file: by path where the server reads files itself (granian's
+    `http.response.pathsend`), else read from disk in chunks."""
+    path = pathsend_path(file.fd)
+    if path is not None and "http.response.pathsend" in (scope.get("extensions") or {}):
+        file.build.lend()  # the server opens the path after `send` returns: keep the handle open a while
+        await send({"type": "http.response.pathsend", "path": path})
+        return
+    fd = os.dup(file.fd)  # its own handle, however long the client takes; pread leaves the offset alone
+    try:
+        offset = 0
+        while offset < file.size:
+            chunk = os.pread(fd, min(CHUNK, file.size - offset), offset)
+            if not chunk:  # a build's files never change; if one did, the server aborts the short response
+                raise OSError(f"{file.file} is shorter than its {file.size} bytes")
+            offset += len(chunk)
+            await send({"type": "http.response.body", "body": chunk, "more_body": offset < file.size})
+    finally:
+        os.close(fd)
 
 
 def dynamic_file(body: bytes, content_type: str = "application/json; charset=utf-8") -> StaticFile:
@@ -47,16 +76,23 @@ def dynamic_file(body: bytes, content_type: str = "application/json; charset=utf
 class StaticRoutes:
     """Answer GET/HEAD for manifest routes; pass everything else to the app behind."""
 
-    def __init__(self, app: ASGIApp, *, dist: Callable[[], Dist], dynamic_paths: frozenset[str]) -> None:
+    def __init__(self, app: ASGIApp, *, serve: Callable[[str], Awaitable[StaticFile | LargeFile | None]],
+                 gone: Callable[[Scope, Callable[..., Any], DistGone], Awaitable[None]],
+                 dynamic_paths: frozenset[str]) -> None:
         self.app = app
-        self.dist = dist
+        self.serve = serve  # Runtime.static_file
+        self.gone = gone  # answers while the loaded build's files are gone
         self.dynamic_paths = dynamic_paths  # paths whose query string matters (list pages, live status)
 
     async def __call__(self, scope: Scope, receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
             path = scope["path"]
             if path not in self.dynamic_paths:
-                file = self.dist().routes.get(path)
+                try:
+                    file = await self.serve(path)
+                except DistGone as exc:
+                    await self.gone(scope, send, exc)
+                    return
                 if file is not None:
                     await send_file(scope, send, file)
                     return

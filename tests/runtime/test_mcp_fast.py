@@ -26,8 +26,9 @@ VERSIONS = [None, "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 
 
 def endpoint(client: TestClient) -> McpEndpoint:
-    app = client.app.starlette  # type: ignore[attr-defined]
-    found = [r.app for r in app.routes if isinstance(r, Route) and r.path == "/mcp" and isinstance(r.app, McpEndpoint)]
+    router = client.portal.call(client.app.starlette.state.mcp.ready)  # type: ignore[attr-defined, union-attr]
+    # /mcp is loaded on first use (runtime/lazymcp.py): its routes are those of the loaded router
+    found = [r.app for r in router.routes if isinstance(r, Route) and r.path == "/mcp" and isinstance(r.app, McpEndpoint)]
     assert len(found) == 1
     return found[0]
 

@@ -20,7 +20,7 @@ import orjson
 import pytest
 
 from runtime.dist import Dist
-from runtime.webhooks.derive import Record, dist_items, plan_events
+from runtime.webhooks.derive import Item, Record, dist_items, plan_events
 from runtime.webhooks.sqlite_store import SQLiteStore
 from runtime.webhooks.store import SQLITE_FILE
 from tests.conftest import REPO
@@ -109,10 +109,11 @@ def test_killed_between_attempts_the_retry_comes_from_the_next_process(tmp_path:
     assert received[0].body == received[1].body
 
 
-def expected_ids(site: Site, before: Dist, after: Dist) -> set[str]:
-    """The ids derivation must reach, computed here in memory from the two builds."""
+def expected_ids(site: Site, before: list[Item], after: Dist) -> set[str]:
+    """The ids derivation must reach, computed here in memory from the two builds (the first one's items
+    read before the second build replaced its files)."""
     records: dict[str, Record] = {}
-    records.update(plan_events({}, dist_items(before), base_url="", now=0, baseline=True).records)
+    records.update(plan_events({}, before, base_url="", now=0, baseline=True).records)
     return {d.id for d in plan_events(records, dist_items(after), base_url="", now=0, baseline=False).events}
 
 
@@ -122,7 +123,7 @@ def test_killed_at_any_moment_after_a_new_build_every_event_arrives(tmp_path: Pa
     """Killed `delay` seconds after the reload signal: while loading, after the derivation, amid the deliveries
     (where these moments fall depends on the machine; every one must lose nothing)."""
     site, state, log = Site(tmp_path), tmp_path / "state", tmp_path / "runtime.log"
-    before = Dist.load(site.dist)
+    before = dist_items(Dist.load(site.dist))
     with runtime_process(site, state, log) as (process, base):
         subscribe(base, state, receiver.url)
         for n in range(40):
