@@ -3,14 +3,12 @@ and a SIGTERM that lets requests in flight finish. Real processes, real sockets.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -18,11 +16,11 @@ import orjson
 import pytest
 
 from petgen.build import build
-from tests.conftest import write_site
+from tests.conftest import REPO, write_site
 from tests.runtime.test_server import free_port
+from tests.serving import petgen_serve
 
 pytestmark = pytest.mark.slow
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
@@ -30,39 +28,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("production")
     build(write_site(root / "content"), root / "dist", base_url="http://127.0.0.1")
     return root / "dist"
-
-
-@contextlib.contextmanager
-def petgen_serve(dist: Path, workdir: Path, *args: str, host: str = "127.0.0.1",
-                 base_url: str | None = "http://127.0.0.1") -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
-    """`petgen serve` in its own process group; yields its base URL, the process and its stderr file."""
-    port = free_port()
-    log = workdir / f"serve-{port}.log"
-    with log.open("wb") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "petgen", "serve", "--dist", str(dist), "--content", str(workdir / "none"),
-             "--host", host, "--port", str(port), *(("--base-url", base_url) if base_url else ()),
-             "--state-dir", str(workdir / "state"), *args],
-            cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True)
-    base = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, log.read_text()
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{base}/api/status", timeout=1).status_code == 200:
-                    break
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.1)
-        yield base, process, log
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
 
 
 def scrape(port: int) -> dict[str, float]:

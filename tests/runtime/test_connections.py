@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import resource
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -22,7 +20,8 @@ import pytest
 from petgen.build import build
 from runtime.settings import Settings
 from tests.conftest import REPO, write_site
-from tests.runtime.test_server import free_port, running_server
+from tests.runtime.test_server import running_server
+from tests.serving import petgen_serve
 
 TRICKLE = 0.25  # seconds between bytes
 PATIENCE = 8.0  # seconds a test waits for the server to act on a 1-second timeout before it gives up
@@ -43,27 +42,11 @@ def uvicorn_strict(site: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def granian_strict(site: Path) -> Iterator[str]:
+def granian_strict(site: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`petgen serve --server granian` (a process with a worker process) with one-second timeouts."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "petgen", "serve", "--server", "granian", "--dist", str(site),
-                             "--content", str(site.parent / "none"), "--base-url", "http://127.0.0.1",
-                             "--port", str(port), "--header-timeout", "1", "--body-timeout", "1", "--rate-limit", "0"],
-                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 30
-        while not listening(port):
-            assert proc.poll() is None and time.monotonic() < deadline, "granian did not start"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
+    with petgen_serve(site, tmp_path_factory.mktemp("granian"), "--server", "granian", "--header-timeout", "1",
+                      "--body-timeout", "1", "--rate-limit", "0") as (base, _, _log):
+        yield base
 
 
 @pytest.fixture(params=["uvicorn", "granian"])

@@ -5,9 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,8 +22,9 @@ from petgen.security import RAW_SECURITY_HEADERS
 from runtime import files
 from runtime.dist import Dist
 from runtime.files import HOT_FILE_MAX, LargeFile, StaticFile
-from tests.conftest import BASE_URL, REPO, entry_text
-from tests.runtime.test_server import free_port, running_server
+from tests.conftest import BASE_URL, entry_text
+from tests.runtime.test_server import running_server
+from tests.serving import petgen_serve
 
 
 def manifest_of(dist: Path) -> dict:  # type: ignore[type-arg]
@@ -239,25 +237,9 @@ def test_responses_never_mix_builds_while_rebuilding(content: Path, tmp_path: Pa
 
 @pytest.fixture
 def granian(dist: Path, tmp_path: Path) -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "petgen", "serve", "--server", "granian", "--dist", str(dist),
-                             "--content", str(tmp_path / "none"), "--base-url", BASE_URL, "--port", str(port),
-                             "--rate-limit", "0", "--state-dir", str(tmp_path / "state")],
-                            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env={**os.environ, "PETGEN_DIST_POLL": "0.1"})
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/status", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None and time.monotonic() < deadline, "granian did not start"
-                time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=10)
+    with petgen_serve(dist, tmp_path, "--server", "granian", "--rate-limit", "0", base_url=BASE_URL,
+                      env={"PETGEN_DIST_POLL": "0.1"}) as (base, _, _log):
+        yield base
 
 
 def test_granian_sends_large_files_by_path(granian: str, dist: Path, content: Path) -> None:

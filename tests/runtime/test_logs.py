@@ -17,7 +17,8 @@ import pytest
 
 from petgen.build import build
 from tests.conftest import REPO, write_site
-from tests.runtime.test_server import free_port, running_server
+from tests.runtime.test_server import running_server
+from tests.serving import petgen_serve
 
 
 @pytest.fixture(scope="module")
@@ -90,21 +91,8 @@ def test_the_bare_factory_logs_one_plain_line_per_event(site: Path) -> None:
 @pytest.fixture
 def served(site: Path, tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """`petgen serve` in a subprocess, its stderr in a file."""
-    port = free_port()
-    log = tmp_path / "stderr.txt"
-    with log.open("w") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "petgen", "serve", "--dist", str(site), "--content",
-                                 str(tmp_path / "none"), "--port", str(port), "--base-url", "http://127.0.0.1"],
-                                cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
-    try:
-        deadline = time.monotonic() + 30
-        while "running on" not in log.read_text():  # uvicorn says so once it listens
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}", log
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with petgen_serve(site, tmp_path) as (base, _, log):
+        yield base, log
 
 
 def test_petgen_serve_logs_an_aborted_upload_as_one_plain_info_line(served: tuple[str, Path]) -> None:
