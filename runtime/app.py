@@ -297,6 +297,12 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
                               "/api/categories/{slug}, /api/search, /api/status")
 
     async def site_fallback(request: Request) -> Response:
+        """A page asked for with or without the trailing slash it does not have (`/docs/`, `/a-z`): 301 to the
+        page; anything else the 404 page."""
+        path = request.url.path
+        other = path.rstrip("/") if path.endswith("/") else path + "/"
+        if other and other != path and other in dist().routes:
+            return RedirectResponse(other + (f"?{request.url.query}" if request.url.query else ""), status_code=301)
         return Response(dist().not_found_html, status_code=404, media_type=HTML)
 
     async def http_error(request: Request, exc: Exception) -> Response:

@@ -80,3 +80,14 @@ def test_fast_lane_sends_what_the_middleware_stack_sends(dist: Path) -> None:
         assert sorted(a.headers.keys()) == sorted(b.headers.keys()), path
         for name in ("etag", "cache-control", "content-type", "access-control-allow-origin", "x-ratelimit-limit"):
             assert a.headers[name] == b.headers[name]
+
+
+def test_a_page_asked_for_with_the_other_slash_is_a_redirect_to_it(client: TestClient) -> None:
+    """`/docs` is a page and `/categories/tiere/` one: the other spelling is a 301, not the 404 page."""
+    docs = client.get("/docs/?x=1", follow_redirects=False)
+    theme = client.get("/categories/tiere", follow_redirects=False)
+    assert (docs.status_code, docs.headers["location"]) == (301, "/docs?x=1")
+    assert (theme.status_code, theme.headers["location"]) == (301, "/categories/tiere/")
+    assert client.get("/docs/").status_code == client.get("/categories/tiere").status_code == 200
+    missing = client.get("/gibt-es-nicht/", follow_redirects=False)
+    assert missing.status_code == 404 and missing.headers["content-type"].startswith("text/html")
