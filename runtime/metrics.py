@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -80,8 +81,6 @@ class Metrics:
         self.in_flight.dec()
 
     def dist_loaded(self, entries: int, first: bool) -> None:
-        import time
-
         self.entries.set(entries)
         self.loaded.set(time.time())
         if not first:
