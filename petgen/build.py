@@ -57,7 +57,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
             writer = DistWriter(tmp)
             emit_entries(kb, writer, progress=progress,
                          meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
-                                            emit_site(kb, writer), emit_openapi_and_discovery(kb, writer, cache_dir)))
+                                            emit_site(kb, writer), emit_openapi_and_discovery(kb, writer)))
             emit_sitemap(kb, writer)
             emit_manifest(kb, writer, runtime_origin, signed_proxies)
             swap_in(tmp, out_dir)

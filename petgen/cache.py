@@ -28,7 +28,6 @@ import pickle
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -67,31 +66,6 @@ def fingerprint(*packages: str) -> str:
         for source in sorted((root / package).glob("*.py")):
             digest.update(f"{package}/{source.name}\0".encode() + source.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-def cached(directory: Path | None, name: str, key: str, compute: Callable[[], bytes]) -> bytes:
-    """`compute()`, kept as `directory/name-key` (only the newest key per name); None: no cache.
-
-    The file starts with a checksum of the rest: an empty, cut or altered file is only a miss.
-    """
-    if directory is None:
-        return compute()
-    path = directory / f"{name}-{key}"
-    try:
-        stored = read_file(path)
-        if stored[:16] == hashlib.blake2b(stored[16:], digest_size=16).digest():
-            return stored[16:]
-    except OSError:
-        pass
-    data = compute()
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        for old in directory.glob(f"{name}-*"):
-            old.unlink(missing_ok=True)
-    except OSError:
-        return data
-    write_atomic(path, hashlib.blake2b(data, digest_size=16).digest() + data)
-    return data
 
 
 def write_atomic(path: Path, data: bytes) -> None:

@@ -9,16 +9,12 @@
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 
+from petgen import mcpspec
 from petgen.bots import directory
-from petgen.cache import cached, fingerprint
 from petgen.dist import TEXT, DistWriter
 from petgen.guide import emit_docs
 from petgen.kb import KnowledgeBase
@@ -29,19 +25,7 @@ CATALOG_PROFILE = "https://www.rfc-editor.org/info/rfc9727"
 LINKSET = f'application/linkset+json; profile="{CATALOG_PROFILE}"'
 SIGNATURES_DIRECTORY = "application/http-message-signatures-directory+json"
 SERVER_CARD_SCHEMA = "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json"
-MCP_PROTOCOL_VERSIONS = ["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
 JSON = "application/json; charset=utf-8"
-
-
-def reverse_dns(base_url: str, name: str = "api") -> str:
-    """`https://kosenamen.example` → `example.kosenamen/api` (the MCP server name, reverse-DNS).
-
-    A local address (an IP or localhost) has no DNS name to reverse: it becomes `localhost/api`.
-    """
-    host = urlsplit(base_url).hostname or "localhost"
-    if host == "localhost" or host.replace(".", "").isdigit() or ":" in host:
-        return f"localhost/{name}"
-    return ".".join(reversed(host.split("."))) + f"/{name}"
 
 
 def _json(data: Any) -> bytes:
@@ -53,38 +37,25 @@ def _json(data: Any) -> bytes:
 
 
 def server_card(kb: KnowledgeBase) -> dict[str, Any]:
-    """The MCP server card: identity, the Streamable HTTP remote, capabilities and static primitives."""
-    from runtime.mcp import build_mcp  # the tool list comes from the server itself: one source of truth
-
+    """The MCP server card: identity, the Streamable HTTP remote, capabilities and static primitives, all from
+    the server's declaration (petgen/mcpspec.py), which the runtime's MCP server is built from too."""
     site, base = kb.site, kb.site.base_url
-    server = build_mcp(lambda: None, version=site.api_version, base_url=base)  # type: ignore[arg-type, return-value]
-
-    async def primitives() -> tuple[list[Any], list[Any], list[Any], list[Any]]:
-        return (await server.list_tools(), await server.list_resources(), await server.list_resource_templates(),
-                await server.list_prompts())
-
-    tools, resources, templates, prompts = asyncio.run(primitives())
-
-    def dump(items: list[Any]) -> list[dict[str, Any]]:
-        return [item.model_dump(by_alias=True, exclude_none=True, mode="json") for item in items]
-
     return {
         "$schema": SERVER_CARD_SCHEMA,
-        "name": reverse_dns(base),
+        "name": mcpspec.reverse_dns(base),
         "version": site.api_version,
         "title": site.name,
-        "description": "Curated German pet names (Kosenamen): search, browse by category and mood, and read "
-                       "meaning, origin, usage and examples of each entry. Read-only, no authentication, CC BY 4.0.",
+        "description": mcpspec.DESCRIPTION,
         "websiteUrl": base + "/",
         "remotes": [{
-            "type": "streamable-http", "url": f"{base}/mcp", "supportedProtocolVersions": MCP_PROTOCOL_VERSIONS,
+            "type": "streamable-http", "url": f"{base}/mcp", "supportedProtocolVersions": mcpspec.PROTOCOL_VERSIONS,
             "authentication": {"required": False, "schemes": []},
         }],
-        "capabilities": server.capabilities(),  # exactly what `initialize` answers with
-        "tools": dump(tools),
-        "resources": dump(resources),
-        "resourceTemplates": dump(templates),
-        "prompts": dump(prompts),
+        "capabilities": mcpspec.CAPABILITIES,  # exactly what `initialize` answers with (tested)
+        "tools": mcpspec.tool_listing(),
+        "resources": mcpspec.RESOURCES,
+        "resourceTemplates": mcpspec.RESOURCE_TEMPLATES,
+        "prompts": mcpspec.PROMPTS,
     }
 
 
@@ -118,22 +89,8 @@ def robots_txt(base: str) -> str:
             f"an overview for language models is at {base}/llms.txt.\n")
 
 
-def server_card_key(kb: KnowledgeBase) -> str:
-    """What the server card depends on: the site, the runtime's and petgen's code, the MCP SDK."""
-    from importlib.metadata import version
-
-    site = kb.site
-    parts = [site.base_url, site.api_version, site.name, fingerprint("petgen", "runtime"), version("mcp"),
-             version("pydantic")]
-    return hashlib.blake2b("\0".join(parts).encode(), digest_size=12).hexdigest()
-
-
-def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter, cache_dir: Path | None = None) -> None:
-    """Write the OpenAPI document, its HTML rendering and every discovery document.
-
-    The MCP server card is listed by the MCP server itself, which means importing the MCP SDK (half
-    a second); with `cache_dir` the card is kept for as long as neither the site nor the code changes.
-    """
+def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
+    """Write the OpenAPI document, its HTML rendering and every discovery document."""
     base = kb.site.base_url
     document = openapi_document(kb)
     writer.add_file("/openapi.json", "openapi.json", _json(document), JSON)
@@ -144,7 +101,7 @@ def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter, cache_dir:
                     headers={"Link": catalog_link})
     writer.add_file("/.well-known/oauth-protected-resource", ".well-known/oauth-protected-resource",
                     _json(protected_resource(kb)), JSON)
-    card = cached(cache_dir, "server-card", server_card_key(kb), lambda: _json(server_card(kb)))
+    card = _json(server_card(kb))
     writer.add_file("/.well-known/mcp/server-card.json", ".well-known/mcp/server-card.json", card, JSON)
     writer.add_file("/mcp/server-card", "mcp/server-card.json", card, JSON)
     writer.add_file("/.well-known/http-message-signatures-directory",

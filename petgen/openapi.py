@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from petgen import limits as L
+from petgen import mcpspec
 from petgen.apierrors import ERROR_CODES
 from petgen.events import EVENT_TYPES
 from petgen.kb import KnowledgeBase
@@ -80,10 +82,11 @@ def _components_schemas(site_id: str) -> dict[str, Any]:
 
 def _ask_schemas(site_id: str) -> dict[str, Any]:
     """`POST /ask` bodies: the flat shape or the NLWeb 0.54 nested shape (only `query` is required)."""
-    question = {"type": "string", "minLength": 2, "maxLength": 500, "pattern": AFTER_TRIMMING_2,
+    question = {"type": "string", "minLength": 2, "maxLength": L.ASK_MAX_QUERY, "pattern": AFTER_TRIMMING_2,
                 "description": "The question, German or English."}
     site = {"const": site_id, "description": "This service's site identifier (optional)."}
-    limit = {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "How many results."}
+    limit = {"type": "integer", "minimum": 1, "maximum": L.ASK_MAX_LIMIT, "default": L.ASK_DEFAULT_LIMIT,
+             "description": "How many results."}
     streaming = {"type": "boolean", "description": "`true` asks for Server-Sent Events."}
     return {
         "AskRequest": {"description": "A question: the flat shape, or the NLWeb 0.54 nested shape.",
@@ -215,13 +218,13 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
                 _param("mood", "query", {"type": "string", "enum": mood_slugs}, "Mood slug."),
                 *(_param(name, "query", {"type": "string", "enum": kb.facets.slugs(name)}, description)
                   for name, description in FACET_PARAMETERS.items()),
-                _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 200, "default": 200},
-                       "Page size."),
-                _param("offset", "query", {"type": "integer", "minimum": 0, "maximum": 1_000_000_000, "default": 0},
+                _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": L.NAMES_MAX_LIMIT,
+                                         "default": L.NAMES_DEFAULT_LIMIT}, "Page size."),
+                _param("offset", "query", {"type": "integer", "minimum": 0, "maximum": L.MAX_OFFSET, "default": 0},
                        "Items to skip."),
             ],
             "responses": _responses({"description": "A page of names.", "content": _json("NameList", {
-                "items": [example_summary] if example_summary else [], "total": len(kb.entries), "limit": 200,
+                "items": [example_summary] if example_summary else [], "total": len(kb.entries), "limit": L.NAMES_DEFAULT_LIMIT,
                 "offset": 0, "nextUrl": None, **license_of(site)})}, 400),
         }},
         "/api/names/{slug}": {"get": {
@@ -249,10 +252,10 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
                            "(weighted in that order). `total` counts all matches.",
             "parameters": [
                 _param("q", "query",
-                       {"type": "string", "minLength": 2, "maxLength": 200, "pattern": AFTER_TRIMMING_2},
+                       {"type": "string", "minLength": 2, "maxLength": L.SEARCH_MAX_QUERY, "pattern": AFTER_TRIMMING_2},
                        "The query, at least 2 characters after trimming.", required=True, example="maus"),
-                _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 50, "default": 10},
-                       "How many results."),
+                _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": L.SEARCH_MAX_LIMIT,
+                                         "default": L.SEARCH_DEFAULT_LIMIT}, "How many results."),
             ],
             "responses": _responses({"description": "Ranked results.", "content": _json("SearchResults")}, 400),
         }},
@@ -281,11 +284,12 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
         }},
         "/mcp": {"post": {
             "operationId": "mcpInvoke", "tags": ["mcp"], "summary": "Model Context Protocol (Streamable HTTP)",
-            "description": "JSON-RPC 2.0 messages of the MCP (protocol versions 2025-03-26 to 2026-07-28), "
+            "description": f"JSON-RPC 2.0 messages of the MCP (protocol versions {mcpspec.PROTOCOL_VERSIONS[0]} to "
+                           f"{mcpspec.PROTOCOL_VERSIONS[-1]}), "
                            "stateless, answered as JSON, or as one SSE `message` event to a client that accepts "
                            "only text/event-stream. Every error, HTTP refusals included, is a JSON-RPC error "
                            "object; `error.data.code` names HTTP-level refusals like the REST error codes. "
-                           "Tools: search, list_names, get_name, list_categories.",
+                           f"Tools: {', '.join(mcpspec.tool_names())}.",
             "requestBody": {"required": True, "content": {"application/json": {
                 "schema": _schema_ref("JsonRpcMessage"),
                 "example": {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}}}},

@@ -11,9 +11,10 @@ from urllib.parse import urlencode
 import orjson
 
 from petgen.content import FILTER_FACETS, Category, Entry, Facets, Mood, Site, facet_matches
+from petgen.limits import NAMES_DEFAULT_LIMIT, NAMES_MAX_LIMIT
 
-DEFAULT_LIMIT = 200
-MAX_LIMIT = 200
+DEFAULT_LIMIT = NAMES_DEFAULT_LIMIT
+MAX_LIMIT = NAMES_MAX_LIMIT
 LIST_FILTERS = ("category", "mood", *FILTER_FACETS)  # the filters of /api/names, in the order routes name them
 Aliases = dict[str, tuple[str, str]]  # alias category slug -> (facet, value)
 LIST_PARAMS = (*LIST_FILTERS, "limit", "offset")  # the query parameters of /api/names, in route order

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from petgen import limits as L
 from petgen.apierrors import ERROR_CODES
 from petgen.events import EVENT_TYPES, MAX_URL, SUBSCRIBER_URL
 
@@ -88,9 +89,9 @@ DEFS: dict[str, dict[str, Any]] = {
         **FACET_PROPERTIES, "url": URL,
     }, ["slug", "title", "meaning", "categories", "url"]),
     "NameList": _object({
-        "items": {"type": "array", "items": {"$ref": "#/$defs/NameSummary"}, "maxItems": 200},
+        "items": {"type": "array", "items": {"$ref": "#/$defs/NameSummary"}, "maxItems": L.NAMES_MAX_LIMIT},
         "total": {"type": "integer", "minimum": 0},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+        "limit": {"type": "integer", "minimum": 1, "maximum": L.NAMES_MAX_LIMIT},
         "offset": {"type": "integer", "minimum": 0},
         "nextUrl": {"oneOf": [URL, {"type": "null"}], "description": "absolute URL of the next page, or null"},
         **LICENSE,
@@ -145,9 +146,9 @@ SCORE = {"type": "number", "minimum": 0, "maximum": 1,
 DEFS["SearchHit"] = _object({"slug": SLUG, "title": TEXT, "meaning": TEXT, "url": URL, "score": SCORE})
 DEFS["SearchResults"] = _object({
     "query": TEXT,
-    "items": {"type": "array", "items": {"$ref": "#/$defs/SearchHit"}, "maxItems": 50},
+    "items": {"type": "array", "items": {"$ref": "#/$defs/SearchHit"}, "maxItems": L.SEARCH_MAX_LIMIT},
     "total": {"type": "integer", "minimum": 0, "description": "all matches, not just this page"},
-    "limit": {"type": "integer", "minimum": 1, "maximum": 50},
+    "limit": {"type": "integer", "minimum": 1, "maximum": L.SEARCH_MAX_LIMIT},
     "suggestions": {"type": "array", "items": {"$ref": "#/$defs/SearchHit"}, "maxItems": 5,
                     "description": "only when nothing matched: the titles nearest to the query (did you mean)"},
     **LICENSE,
@@ -179,7 +180,7 @@ DEFS["AskResult"] = _object({
 }, ["@type", "name", "url", "description", "score", "citation"])
 DEFS["AskResponse"] = _object({
     "_meta": {"$ref": "#/$defs/AskMeta"},
-    "result": {"type": "array", "items": {"$ref": "#/$defs/AskResult"}, "maxItems": 20},
+    "result": {"type": "array", "items": {"$ref": "#/$defs/AskResult"}, "maxItems": L.ASK_MAX_LIMIT},
 })
 DEFS["Category"] = _object(
     {**DEFS["CategorySummary"]["properties"],

@@ -15,6 +15,9 @@ from typing import Any
 import orjson
 
 from petgen.lexicon import Lexicon
+from petgen.limits import ASK_DEFAULT_LIMIT as DEFAULT_LIMIT
+from petgen.limits import ASK_MAX_LIMIT as MAX_LIMIT
+from petgen.limits import ASK_MAX_QUERY as MAX_QUERY
 from petgen.resources import license_of
 from petgen.searchquery import Hit
 from runtime.dist import Dist
@@ -24,9 +27,6 @@ __all__ = ["Answer", "Lexicon", "Understanding", "answer", "understand"]
 
 NLWEB_VERSION = "0.54"
 RESPONSE_TYPE = "Answer"
-DEFAULT_LIMIT = 5
-MAX_LIMIT = 20
-MAX_QUERY = 500
 
 
 class BadAsk(Exception):

@@ -17,43 +17,37 @@ import orjson
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError
-from mcp.server.mcpserver.prompts.base import UserMessage
+from mcp.server.mcpserver.prompts.base import Prompt, UserMessage
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.types import CallToolResult, PromptArgument, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from petgen import mcpspec
 from petgen.content import closest
-from petgen.discovery import reverse_dns
-from petgen.resources import DEFAULT_LIMIT, MAX_LIMIT, license_of
-from petgen.schemas import DEFS, referenced
+from petgen.limits import (
+    MAX_OFFSET,
+    NAMES_DEFAULT_LIMIT,
+    NAMES_MAX_LIMIT,
+    SEARCH_DEFAULT_LIMIT,
+    SEARCH_MAX_LIMIT,
+    SEARCH_MAX_QUERY,
+)
+from petgen.resources import license_of
 from petgen.text import slugify
 from runtime.dist import Dist
 from runtime.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, error_body
 from runtime.mcp_transport import FastAnswer, McpEndpoint
-from runtime.names import MAX_OFFSET, BadRequest, ListQuery, check_filters, list_page
+from runtime.names import BadRequest, ListQuery, check_filters, list_page
 from runtime.params import shown
-from runtime.search import DEFAULT_LIMIT as SEARCH_DEFAULT
-from runtime.search import MAX_LIMIT as SEARCH_MAX
-from runtime.search import MAX_QUERY as SEARCH_MAX_QUERY
 from runtime.search import search_results
 
 log = logging.getLogger("petgen.runtime")
 
-INSTRUCTIONS = """\
-This is the Kosenamen API: a curated, German-language knowledge base of pet names (Kosenamen such
-as Schatz, Bärchen, Spatzl) with meaning, origin, usage, examples, variants and FAQs for each.
-Use `search` to find names for a word or idea (German or English), `list_names` to browse by
-category and mood, `list_categories` for the vocabularies, and `get_name` for a full entry.
-Everything is licensed CC BY 4.0: when you quote or use an entry, attribute it as
-"Kosenamen API" and link the entry's `url`.
-"""
-
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 
 
 def one_line(exc: ValidationError) -> str:
@@ -138,12 +132,6 @@ async def plain_errors(ctx: ServerRequestContext[Any, Any], call_next: CallNext)
         raise MCPError(INTERNAL_ERROR, "Internal error; it was logged on the server.") from None
 
 
-def output_schema(name: str) -> dict[str, Any]:
-    """A resource schema from petgen.schemas as a standalone object schema for `outputSchema`,
-    with only the definitions it uses."""
-    return {**DEFS[name], "$defs": {k: v for k, v in referenced(name).items() if k != name}}
-
-
 def _result(data: Any) -> CallToolResult:
     """The same JSON as structured content and as text."""
     return CallToolResult(content=[TextContent(type="text", text=orjson.dumps(data).decode())],
@@ -170,8 +158,8 @@ def fast_search(dist: Callable[[], Dist]) -> FastAnswer:
         arguments = params.get("arguments")
         if not isinstance(arguments, dict) or arguments.keys() - {"query", "limit"}:
             return None
-        query, limit = arguments.get("query"), arguments.get("limit", SEARCH_DEFAULT)
-        if not isinstance(query, str) or type(limit) is not int or not 1 <= limit <= SEARCH_MAX:
+        query, limit = arguments.get("query"), arguments.get("limit", SEARCH_DEFAULT_LIMIT)
+        if not isinstance(query, str) or type(limit) is not int or not 1 <= limit <= SEARCH_MAX_LIMIT:
             return None
         q = search_query(query)
         if not 2 <= len(q) <= SEARCH_MAX_QUERY:
@@ -195,20 +183,17 @@ def _unknown_slug(dist: Dist, slug: str) -> ToolError:
 
 
 def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> PetgenMCP:
-    """The MCP server with its tools, resources and prompt."""
+    """The MCP server with the tools, resources and prompt declared in petgen/mcpspec.py.
+
+    The functions below validate the arguments (their signatures carry the types and bounds); every name,
+    title, description and listed schema comes from the declaration, which the server card is written from.
+    """
 
     def list_names(
-        category: Annotated[str | None, Field(description="Category (theme) slug, e.g. 'tiere' (see "
-                                                          "list_categories).")] = None,
-        mood: Annotated[str | None, Field(description="Mood slug, e.g. 'kuschelig' (see list_categories).")] = None,
-        relationship: Annotated[str | None, Field(description="For whom: partner, kind, freunde or familie.")] = None,
-        gender: Annotated[str | None, Field(description="Used for: sie, ihn or alle.")] = None,
-        region: Annotated[str | None, Field(description="Region slug, e.g. 'ueberregional', 'bayern-oesterreich', "
-                                                        "'rheinland' (see list_categories: facets).")] = None,
-        language: Annotated[str | None, Field(description="Origin language, e.g. 'deutsch', 'englisch', "
-                                                          "'tuerkisch'.")] = None,
-        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description=f"Page size, 1 to {MAX_LIMIT}.")] = DEFAULT_LIMIT,
-        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, description="How many names to skip.")] = 0,
+        category: str | None = None, mood: str | None = None, relationship: str | None = None,
+        gender: str | None = None, region: str | None = None, language: str | None = None,
+        limit: Annotated[int, Field(ge=1, le=NAMES_MAX_LIMIT)] = NAMES_DEFAULT_LIMIT,
+        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
     ) -> CallToolResult:
         d = dist()
         try:
@@ -221,7 +206,7 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
         body = page if isinstance(page, bytes) else page.body
         return _result(orjson.loads(body))
 
-    def get_name(slug: Annotated[str, Field(description="The entry's slug, e.g. 'baerchen'.")]) -> CallToolResult:
+    def get_name(slug: str) -> CallToolResult:
         d = dist()
         route = f"/api/names/{slug}"
         if route not in d.routes:
@@ -234,12 +219,8 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
     def list_categories() -> CallToolResult:
         return _result(_file_json(dist(), "/api/categories"))
 
-    def search(
-        query: Annotated[str, Field(description=f"Words or a name to search for, German or English, 2 to "
-                                                f"{SEARCH_MAX_QUERY} characters.")],
-        limit: Annotated[int, Field(ge=1, le=SEARCH_MAX,
-                                    description=f"How many results, 1 to {SEARCH_MAX}.")] = SEARCH_DEFAULT,
-    ) -> CallToolResult:
+    def search(query: str, limit: Annotated[int, Field(ge=1, le=SEARCH_MAX_LIMIT)] = SEARCH_DEFAULT_LIMIT
+               ) -> CallToolResult:
         q = search_query(query)
         if len(q) < 2:
             raise ToolError("The query must have at least 2 characters, e.g. 'maus' or 'little bear'.")
@@ -248,55 +229,32 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
                             "words, e.g. 'maus' or 'little bear'.")
         return _result(search_results(q, limit, dist()))
 
+    functions = {fn.__name__: fn for fn in (list_names, get_name, list_categories, search)}
     tools = []
-    for fn, title, description, schema in (
-        (list_names, "List pet names",
-         ("List German pet names alphabetically, optionally filtered by category and/or mood, with paging "
-          f"like GET /api/names (limit 1 to {MAX_LIMIT}, default {DEFAULT_LIMIT}; offset; nextUrl, total). Use "
-          "list_categories to see valid category and mood slugs."), "NameList"),
-        (get_name, "Get a pet name",
-         ("Get the full entry for one pet name by slug: meaning, origin, usage, four examples, variants, "
-          "categories, moods, keywords, FAQ, url of its page and license."), "Name"),
-        (list_categories, "List categories and moods",
-         ("List all categories (slug, title, emoji, description, typical moods, number of names) and the "
-          "mood vocabulary."), "CategoryList"),
-        (search, "Search pet names",
-         ("Search the knowledge base by word, name or English gloss (typo-tolerant, umlaut-insensitive, "
-          "prefix and compound aware). Results are ranked with a score; total counts all matches."),
-         "SearchResults"),
-    ):
-        tool = AgentTool.from_function(fn, title=title, description=description, annotations=READ_ONLY)
-        tool.fn_metadata.output_schema = output_schema(schema)
-        tool.parameters["additionalProperties"] = False  # AgentTool refuses unknown arguments; say so
+    for spec in mcpspec.TOOLS:
+        tool = AgentTool.from_function(functions[spec["name"]], title=spec["title"], description=spec["description"],
+                                       annotations=ToolAnnotations(**mcpspec.READ_ONLY))
+        tool.fn_metadata.output_schema = mcpspec.output_schema(spec["output"])
+        tool.parameters = spec["inputSchema"]  # listed as declared; the signature validates (tested to agree)
         tools.append(tool)
 
     # subscriptions=False: this stateless server never sends list-changed or resource-updated notifications
     # (a new dist is announced by webhooks), so it serves no `subscriptions/listen` and advertises
     # listChanged/subscribe false at every protocol version, as the server card says.
-    server = PetgenMCP(reverse_dns(base_url), title="Kosenamen API", version=version, instructions=INSTRUCTIONS,
-                       website_url=base_url + "/", tools=tools, log_level="WARNING", middleware=[plain_errors],
-                       subscriptions=False)
+    server = PetgenMCP(mcpspec.reverse_dns(base_url), title=mcpspec.TITLE, version=version,
+                       instructions=mcpspec.INSTRUCTIONS, website_url=base_url + "/", tools=tools, log_level="WARNING",
+                       middleware=[plain_errors], subscriptions=False)
 
-    @server.resource("petname://names", name="names", title="All pet names",
-                     description="Every entry as a summary (slug, title, meaning, categories, moods, url).",
-                     mime_type="application/json")
     def names_resource() -> str:
         d = dist()
         return orjson.dumps({"items": list(d.items), "total": len(d.items), **license_of(d.site)}).decode()
 
-    @server.resource("petname://categories", name="categories", title="Categories and moods",
-                     description="The category and mood vocabularies with counts.", mime_type="application/json")
     def categories_resource() -> str:
         return dist().routes["/api/categories"].body.decode()
 
-    @server.resource("petname://corpus", name="corpus", title="The full corpus",
-                     description="Every entry as one Markdown document (the same text as /llms-full.txt).",
-                     mime_type="text/markdown")
     def corpus_resource() -> str:
         return dist().routes["/llms-full.txt"].body.decode()
 
-    @server.resource("petname://names/{slug}", name="name", title="One pet name",
-                     description="The full entry for a slug, as JSON.", mime_type="application/json")
     def name_resource(slug: str) -> str:
         d = dist()
         file = d.routes.get(f"/api/names/{slug}")
@@ -304,13 +262,13 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
             raise ResourceNotFoundError(str(_unknown_slug(d, slug)))  # JSON-RPC -32602, with the hint
         return file.body.decode()
 
-    @server.prompt(name="find_petname", title="Find a pet name",
-                   description="Find fitting German pet names for someone, with meaning and attribution.")
-    def find_petname(
-        recipient: Annotated[str, Field(description="Who the name is for, e.g. 'my girlfriend', 'unser Baby'.")],
-        mood: Annotated[str, Field(description="The mood wanted, e.g. 'verspielt', 'romantic'.")] = "",
-        language: Annotated[str, Field(description="Language of the answer: 'de' or 'en'.")] = "de",
-    ) -> list[UserMessage]:
+    readers = {"names": names_resource, "categories": categories_resource, "corpus": corpus_resource,
+               "name": name_resource}
+    for spec in (*mcpspec.RESOURCES, *mcpspec.RESOURCE_TEMPLATES):
+        server.resource(spec.get("uri") or spec["uriTemplate"], name=spec["name"], title=spec["title"],
+                        description=spec["description"], mime_type=spec["mimeType"])(readers[spec["name"]])
+
+    def find_petname(recipient: str, mood: str = "", language: str = "de") -> list[UserMessage]:
         wanted = f" The mood wanted: {mood}." if mood else ""
         answer_in = "German" if language.lower().startswith("de") else "English"
         return [UserMessage(
@@ -322,6 +280,12 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
             f"Answer in {answer_in}. Cite each entry's `url`, and end with the attribution "
             "\"Quelle: Kosenamen API, CC BY 4.0\" (https://creativecommons.org/licenses/by/4.0/)."
         )]
+
+    for spec in mcpspec.PROMPTS:
+        prompt = Prompt.from_function({"find_petname": find_petname}[spec["name"]], name=spec["name"],
+                                      title=spec["title"], description=spec["description"])
+        prompt.arguments = [PromptArgument(**argument) for argument in spec["arguments"]]
+        server.add_prompt(prompt)
 
     return server
 

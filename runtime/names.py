@@ -13,18 +13,16 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from petgen.content import closest
-from petgen.resources import (
-    DEFAULT_LIMIT, LIST_FILTERS, LIST_PARAMS, MAX_LIMIT, encode, license_of, list_route,
-    name_list,
-)
+from petgen.limits import MAX_OFFSET
+from petgen.resources import (DEFAULT_LIMIT, LIST_FILTERS, LIST_PARAMS, MAX_LIMIT, encode, license_of, list_route,
+                              name_list)
 from petgen.text import slugify
 from runtime.dist import Dist, LargeFile, StaticFile
 from runtime.errors import error_response
 from runtime.params import BadRequest, query_params, shown, whole_number
 
-__all__ = ["BadRequest", "ListQuery", "check_filters", "computed_page", "list_page", "parse_list_query", "unknown_or_redirect"]
-
-MAX_OFFSET = 1_000_000_000  # far past any list; keeps numbers within JSON's safe integer range
+__all__ = ["MAX_OFFSET", "BadRequest", "ListQuery", "check_filters", "computed_page", "list_page", "parse_list_query",
+           "unknown_or_redirect"]
 
 
 @dataclass(frozen=True)

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from petgen.limits import SEARCH_DEFAULT_LIMIT as DEFAULT_LIMIT
+from petgen.limits import SEARCH_MAX_LIMIT as MAX_LIMIT
+from petgen.limits import SEARCH_MAX_QUERY as MAX_QUERY
 from petgen.resources import license_of
 from petgen.searchquery import Hit
-from runtime.understanding import understand
 from runtime.dist import Dist
 from runtime.params import BadRequest, query_params, whole_number
+from runtime.understanding import understand
 
 SEARCH_PARAMS = ("q", "limit")
-DEFAULT_LIMIT = 10
-MAX_LIMIT = 50
-# Searching costs time in proportion to the query's words; the bound keeps every search cheap, over
-# REST and MCP alike (a 60 KB query took a second of CPU).
-MAX_QUERY = 200
 
 
 def parse_search_query(query_string: str) -> tuple[str, int]:

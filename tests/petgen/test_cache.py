@@ -164,20 +164,6 @@ def test_chunks_mostly_unused_are_compacted(content: Path, tmp_path: Path, parse
     assert parsed == [] and len(result.kb.entries) == 6
 
 
-def test_the_server_card_is_kept_until_the_site_changes(content: Path, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    import petgen.discovery
-
-    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
-    monkeypatch.setattr(petgen.discovery, "server_card", lambda kb: pytest.fail("card built again"))
-    build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
-    assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
-    calls = []
-    monkeypatch.setattr(petgen.discovery, "server_card", lambda kb: calls.append(kb) or {"name": "x"})
-    build(content, tmp_path / "e", base_url="https://elsewhere.example", cache_dir=tmp_path / "c")
-    assert len(calls) == 1  # another base URL: another card
-
-
 def test_cli_no_cache_writes_no_cache(content: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(cli, ["build", "--content", str(content), "--out", str(tmp_path / "d"),
@@ -238,15 +224,6 @@ def test_a_damaged_page_cache_is_rendered_again(content: Path, tmp_path: Path, r
     rendered.clear()
     build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
     assert len(rendered) == 6 and _tree(tmp_path / "a") == _tree(tmp_path / "b")
-
-
-def test_a_damaged_server_card_is_only_a_miss(content: Path, tmp_path: Path) -> None:
-    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
-    (card,) = (tmp_path / "c").glob("server-card-*")
-    for damaged in (b"", card.read_bytes()[:-10]):
-        card.write_bytes(damaged)
-        build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
-        assert _tree(tmp_path / "a") == _tree(tmp_path / "b")
 
 
 def test_a_local_and_a_production_build_keep_their_pages(content: Path, tmp_path: Path, rendered: list[str]) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,8 +15,11 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
+from mcp.server.mcpserver.prompts.base import Prompt
 
+from petgen import mcpspec
 from petgen.build import build
+from runtime.mcp import build_mcp
 from tests.conftest import REPO
 from tests.runtime.test_server import free_port, running_server
 
@@ -231,3 +236,48 @@ def test_initialize_advertises_what_the_server_card_says(mcp_base: str) -> None:
             answer = call(mcp_base, "initialize", {"protocolVersion": version, "capabilities": {},
                                                    "clientInfo": {"name": "test", "version": "1"}})
         assert answer["result"]["capabilities"] == card["capabilities"], version
+
+
+def test_the_server_lists_exactly_what_the_card_declares(mcp_base: str) -> None:
+    """The card is written by the build from petgen/mcpspec.py without the SDK; the server is built from the same
+    declarations: every listing and `initialize` must say the same, field for field."""
+    card = httpx.get(mcp_base + "/.well-known/mcp/server-card.json").json()
+    assert call(mcp_base, "tools/list", {})["result"]["tools"] == card["tools"]
+    assert call(mcp_base, "resources/list", {})["result"]["resources"] == card["resources"]
+    assert call(mcp_base, "resources/templates/list", {})["result"]["resourceTemplates"] == card["resourceTemplates"]
+    assert call(mcp_base, "prompts/list", {})["result"]["prompts"] == card["prompts"]
+    info = call(mcp_base, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                         "clientInfo": {"name": "test", "version": "1"}})["result"]
+    assert info["serverInfo"]["name"] == card["name"] and info["serverInfo"]["version"] == card["version"]
+    assert info["instructions"] == mcpspec.INSTRUCTIONS
+
+
+def test_the_tool_signatures_validate_what_the_listing_declares() -> None:
+    """What a tool accepts is decided by its function's signature (the SDK validates with it); what clients read
+    is the declared `inputSchema`. They must be the same schema, and the prompt's arguments the same list."""
+    server = build_mcp(lambda: None, version="1", base_url="http://127.0.0.1")  # type: ignore[arg-type, return-value]
+    for spec in mcpspec.TOOLS:
+        tool = server._tool_manager.get_tool(spec["name"])
+        assert tool is not None
+        derived = tool.fn_metadata.arg_model.model_json_schema()
+        declared = {k: v for k, v in spec["inputSchema"].items() if k != "additionalProperties"}
+        declared["properties"] = {name: {k: v for k, v in prop.items() if k != "description"}  # documentation only
+                                  for name, prop in declared["properties"].items()}
+        assert derived == declared, spec["name"]
+    for spec in mcpspec.PROMPTS:
+        prompt = server._prompt_manager.get_prompt(spec["name"])
+        assert prompt is not None
+        derived_prompt = Prompt.from_function(prompt.fn, name=spec["name"])
+        assert [a.model_dump(exclude_none=True) for a in derived_prompt.arguments or []] \
+            == [{k: v for k, v in a.items() if k != "description"} for a in spec["arguments"]]
+
+
+def test_the_build_does_not_import_the_runtime_or_the_sdk(tmp_path: Path) -> None:
+    """The build writes the server card and OpenAPI from declarations: building must load neither the
+    runtime package nor the MCP SDK (the build→runtime cycle of the first wave)."""
+    script = ("import sys; from pathlib import Path; from petgen.build import build; "
+              f"build(Path({str(REPO / 'content')!r}), Path({str(tmp_path / 'd')!r}), base_url='http://127.0.0.1'); "
+              "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in ('runtime', 'mcp')}))")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO)
+    assert result.stdout.strip() == "[]"
+    assert (tmp_path / "d" / ".well-known" / "mcp" / "server-card.json").is_file()

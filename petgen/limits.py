@@ -1,0 +1,18 @@
+"""The published limits of every surface, in one place: the runtime enforces them, the OpenAPI document, the
+MCP tool descriptions and the docs state them (each reads them from here)."""
+
+from __future__ import annotations
+
+NAMES_DEFAULT_LIMIT = 200  # GET /api/names and the MCP list_names tool: page size
+NAMES_MAX_LIMIT = 200
+MAX_OFFSET = 1_000_000_000  # far past any list; keeps numbers within JSON's safe integer range
+
+SEARCH_DEFAULT_LIMIT = 10  # GET /api/search and the MCP search tool
+SEARCH_MAX_LIMIT = 50
+# Searching costs time in proportion to the query's words; the bound keeps every search cheap, over
+# REST and MCP alike (a 60 KB query took a second of CPU).
+SEARCH_MAX_QUERY = 200
+
+ASK_DEFAULT_LIMIT = 5  # POST /ask
+ASK_MAX_LIMIT = 20
+ASK_MAX_QUERY = 500
