@@ -20,11 +20,10 @@ import time
 from pathlib import Path
 
 from petgen.build import build
-from petgen.synthetic import write_corpus
+from petgen.synthetic import TAXONOMY, write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 DISTS = REPO / "bench" / "out" / "dists"
-TAXONOMY = ("site.yml", "categories.yml", "moods.yml", "facets.yml")
 QUERY_SIDE = ("searchquery.py",)  # petgen modules the build does not run
 BASE_URL = "http://127.0.0.1"
 

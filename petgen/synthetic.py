@@ -8,6 +8,8 @@ from pathlib import Path
 
 from petgen.text import slugify
 
+# The files copied from a real content directory: site, taxonomy, facets and the /ask lexicon.
+TAXONOMY = ("site.yml", "categories.yml", "moods.yml", "facets.yml", "lexicon.yml")
 SYLLABLES = ["ku", "schel", "mau", "se", "bär", "chen", "zu", "cker", "spatz", "li", "herz", "blatt", "hasi",
              "knud", "del", "schnu", "cki", "stern", "son", "ne", "gold", "perl", "wöl", "kchen", "lieb"]
 CATEGORIES = ["klassiker", "tiere", "suesses", "natur", "kostbar", "maerchen", "international", "lustig", "altmodisch"]
@@ -73,13 +75,14 @@ originCertainty: {rng.choice(["belegt", "vermutet", "unbekannt"])}
 
 
 def write_corpus(target: Path, count: int, *, taxonomy_from: Path, seed: int = 1) -> Path:
-    """Write a content directory with `count` synthetic entries and the real site.yml/taxonomy."""
+    """Write a content directory with `count` synthetic entries and the real site, taxonomy and lexicon (so
+    that /ask understands questions about the synthetic entries as it does about the real ones)."""
     rng = random.Random(seed)
     names = target / "names"
     if target.exists():
         shutil.rmtree(target)
     names.mkdir(parents=True)
-    for file in ("site.yml", "categories.yml", "moods.yml", "facets.yml"):
+    for file in TAXONOMY:
         shutil.copy(taxonomy_from / file, target / file)
     for i in range(count):
         slug, text = synthetic_entry(i, rng)

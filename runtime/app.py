@@ -320,10 +320,11 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
                                   "send a smaller body")
         return error_response(500, "Internal server error.", "the error was logged; try again later")
 
-    routes = [
+    routes = [  # the dynamic surfaces first: Starlette tries the routes in turn
+        Route("/api/search", search, methods=["GET", "HEAD"]),
+        Route("/ask", ask, methods=["POST"]),
         Route("/api/names", names, methods=["GET", "HEAD"]),
         Route("/api/status", status, methods=["GET", "HEAD"]),
-        Route("/api/search", search, methods=["GET", "HEAD"]),
         Route("/api/names/{slug}", name, methods=["GET", "HEAD"]),
         Route("/api/categories/{slug}", category, methods=["GET", "HEAD"]),
         Route("/api/names/{slug}/", without_slash, methods=["GET", "HEAD"]),
@@ -331,7 +332,6 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
         *extra_routes,  # before the fallbacks of the JSON surfaces (/webhooks)
         *(Route(path, api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
         *(Route(f"{path}/{{rest:path}}", api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
-        Route("/ask", ask, methods=["POST"]),
         Route("/ask", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),
         # A POST to /ask/ or /mcp/ is a 308 (method and body kept); other methods are refused as on the paths
         # themselves (/mcp/ in runtime/mcp.py).
@@ -356,8 +356,8 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
         return None
 
     mcp = LazyMcp(load_mcp, mcp_loaded or no_manager)  # every method on /mcp, all but POST (a 308 above) on /mcp/
-    routes[-1:-1] = [Route("/mcp", mcp, methods=ALL_METHODS),  # before the catch-all
-                     Route("/mcp/", mcp, methods=[m for m in ALL_METHODS if m != "POST"])]
+    routes[2:2] = [Route("/mcp", mcp, methods=ALL_METHODS)]
+    routes[-1:-1] = [Route("/mcp/", mcp, methods=[m for m in ALL_METHODS if m != "POST"])]  # before the catch-all
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error,
                                                        ClientDisconnect: client_gone})
     app.state.mcp = mcp

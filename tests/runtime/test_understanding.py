@@ -151,7 +151,6 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Dist:
     """1,200 synthetic entries (every one has `kuscheln` and `Kosename`) with the real lexicon."""
     root = tmp_path_factory.mktemp("large")
     content = write_corpus(root / "content", 1200, taxonomy_from=REPO / "content")
-    (content / "lexicon.yml").write_bytes((REPO / "content" / "lexicon.yml").read_bytes())
     build(content, root / "dist", base_url="http://testserver")
     return Dist.load(root / "dist")
 
