@@ -8,7 +8,7 @@ PETGEN_RUNTIME_ORIGIN names the runtime the CDN proxies to (docs/deploy.md); a N
 import os
 import sys
 
-from petgen.cli import cli
+from petgen.cli.main import cli
 
 if __name__ == "__main__":
     if os.environ.get("NETLIFY") == "true" and not os.environ.get("PETGEN_RUNTIME_ORIGIN", "").strip():

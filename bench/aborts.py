@@ -25,9 +25,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
-
 from servers import free_port, stop, wait_for
-from petgen.build import build
+
+from petgen.build.pipeline import build
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET_P99_MS = 50

@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from petgen.synthetic import write_corpus
+from petgen.content.synthetic import write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -39,12 +39,12 @@ from pathlib import Path
 import redis
 from servers import free_port, stop, wait_for
 
-from petgen.botregistration import add_bot, generate_key_pair
-from petgen.build import build
+from petgen.build.pipeline import build
+from petgen.cli.bots import add_bot, generate_key_pair
+from runtime.clients.ratelimit import RateLimitMiddleware
+from runtime.clients.sharedcounter import SharedWindowCounter
+from runtime.clients.sharedstore import SharedStore
 from runtime.health import Health
-from runtime.ratelimit import RateLimitMiddleware
-from runtime.sharedcounter import SharedWindowCounter
-from runtime.sharedstore import SharedStore
 
 REPO = Path(__file__).resolve().parent.parent
 ROUTE = "/api/names/baerchen"

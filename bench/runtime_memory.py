@@ -3,7 +3,7 @@
     python bench/runtime_memory.py [--sizes 256,10000,50000] [--servers uvicorn,granian] [--before main]
                                    [--write-docs]
 
-Builds each synthetic corpus once (`petgen/synthetic.py`; bench/out/runtime/<N>/dist, kept between
+Builds each synthetic corpus once (`petgen/content/synthetic.py`; bench/out/runtime/<N>/dist, kept between
 runs; 50,000 entries take about 2 minutes), then starts `petgen serve --server S` on it with a fresh
 state directory, one worker, no access log, and measures:
 
@@ -35,7 +35,6 @@ from pathlib import Path
 
 import httpx
 import orjson
-
 from servers import free_port, stop
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,12 +53,12 @@ import mcp.server.mcpserver, mcp_types
 mcp_s, mcp_mb = time.perf_counter() - t, rss() - start
 import runtime.app
 imports_s = time.perf_counter() - t
-from runtime.dist import Dist, load_search_index
+from runtime.builds.dist import Dist, load_search_index
 import orjson
 gc.collect(); imported = rss()
 root = Path(sys.argv[1])
 try:
-    from runtime.dist import trim_heap
+    from runtime.builds.dist import trim_heap
 except ImportError:  # older code
     def trim_heap(): pass
 t = time.perf_counter(); dist = Dist.load(root); load = time.perf_counter() - t
@@ -81,8 +80,8 @@ def dist_for(size: int) -> Path:
     dist = root / "dist"
     if (dist / "_manifest.json").exists():
         return dist
-    from petgen.build import build
-    from petgen.synthetic import write_corpus
+    from petgen.build.pipeline import build
+    from petgen.content.synthetic import write_corpus
 
     started = time.perf_counter()
     write_corpus(root / "content", size, taxonomy_from=REPO / "content")

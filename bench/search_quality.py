@@ -33,15 +33,15 @@ from typing import Any
 
 import orjson
 
-from petgen.build import build
+from petgen.build.pipeline import build
 from runtime.ask import answer
-from runtime.dist import Dist
+from runtime.builds.dist import Dist
 from runtime.search import search_results
 
 REPO = Path(__file__).resolve().parent.parent
 TOP = 10
 RECALL_AT = 5
-FTS_WEIGHTS = (8.0, 5.0, 3.0, 1.0)  # title, variants, keywords, meaning: petgen.search.WEIGHTS
+FTS_WEIGHTS = (8.0, 5.0, 3.0, 1.0)  # title, variants, keywords, meaning: petgen.search.index.WEIGHTS
 
 CLASSES = ("german", "english", "typos", "umlautless", "variants", "compounds", "prefixes", "questions")
 
@@ -475,7 +475,7 @@ def main() -> None:
     single = summary(names, outcomes)[-1][2]
     print(f"\n{len(LIST_QUERIES)} list questions: precision@{PRECISION_AT} "
           + ", ".join(f"{n} {precision[n]:.2f}" for n in names)
-          + f"  (target: ask >= 0.85)\nsingle-answer questions: MRR "
+          + "  (target: ask >= 0.85)\nsingle-answer questions: MRR "
           + ", ".join(f"{n} {single[n][1]:.2f}" for n in names) + "  (target: ask >= 0.95)")
     if args.per_query:
         print_per_query(names, outcomes)

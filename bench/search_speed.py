@@ -44,13 +44,13 @@ from urllib.parse import quote
 
 import orjson
 import sqlite_utils
-
-from servers import free_port, run_server, stop
 from corpus import built_dist
-from runtime.ask import answer
-from runtime.search import search_results
-from runtime.dist import Dist, load_search_index
 from search_quality import CLASSES, QUERIES, build_dist, fts_rows
+from servers import free_port, run_server, stop
+
+from runtime.ask import answer
+from runtime.builds.dist import Dist, load_search_index
+from runtime.search import search_results
 
 REPO = Path(__file__).resolve().parent.parent
 

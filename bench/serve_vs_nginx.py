@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import statistics
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import orjson
-
 from runtime_memory import source_of
 from servers import free_port, run_server, stop
-from petgen.build import build
+
+from petgen.build.pipeline import build
 
 REPO = Path(__file__).resolve().parent.parent
 

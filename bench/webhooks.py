@@ -2,7 +2,7 @@
 
     python bench/webhooks.py [--entries 10000] [--subscribers 1 4] [--redis]
 
-One run, one machine, loopback only. Writes the synthetic corpus (petgen/synthetic.py), builds it,
+One run, one machine, loopback only. Writes the synthetic corpus (petgen/content/synthetic.py), builds it,
 then builds it again with the `meaning` of every entry edited, so the second build differs from the
 first in every entry: N `entry.updated` events.
 
@@ -33,9 +33,9 @@ from pathlib import Path
 
 from servers import free_port, wait_for
 
-from petgen.build import build
-from petgen.synthetic import write_corpus
-from runtime.dist import Dist
+from petgen.build.pipeline import build
+from petgen.content.synthetic import write_corpus
+from runtime.builds.dist import Dist
 from runtime.webhooks.derive import dist_items, plan_events
 from runtime.webhooks.destinations import Policy
 from runtime.webhooks.model import Subscription

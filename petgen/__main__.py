@@ -1,3 +1,3 @@
-from petgen.cli import main
+from petgen.cli.main import main
 
 main()

@@ -20,34 +20,35 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from petgen.content import Site
-from petgen.openapi import OPENAPI_VERSION
-from petgen.resources import encode, status_resource
-from petgen.security import RAW_SECURITY_HEADERS
+from petgen.content.model import Site
+from petgen.contract.resources import encode, status_resource
+from petgen.contract.schemas import OPENAPI_VERSION
+from petgen.contract.security import RAW_SECURITY_HEADERS
 from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
-from runtime.botauth import BotVerifier
-from runtime.cors import CORSMiddleware
-from runtime.dist import Dist, DistNotFound, LargeFile, StaticFile, limit_malloc_arenas, trim_heap
-from runtime.files import DistGone
-from runtime.errors import JSON, error_response, send_error, use_site
-from runtime.guard import BodyTooLarge, GuardMiddleware, client_gone
+from runtime.builds.dist import Dist, DistNotFound, LargeFile, StaticFile, limit_malloc_arenas, trim_heap
+from runtime.builds.files import DistGone
+from runtime.builds.reloader import DistWatcher, Stamp, manifest_stamp
+from runtime.clients.botauth import BotVerifier
+from runtime.clients.netlify import SignedProxy
+from runtime.clients.nonces import NonceCache
+from runtime.clients.ratelimit import RateLimitMiddleware
+from runtime.clients.sharedcounter import SharedWindowCounter
+from runtime.clients.sharedstore import SharedStore
 from runtime.health import Health, content_probe
-from runtime.logs import ensure_logging, root_logger_kept
-from runtime.lazymcp import LazyMcp
-from runtime.mcp_transport import McpErrorEnvelope
-from runtime.metrics import ENV as METRICS_DIR, Metrics
+from runtime.http.cors import CORSMiddleware
+from runtime.http.errors import JSON, error_response, send_error, use_site
+from runtime.http.guard import BodyTooLarge, GuardMiddleware, client_gone
+from runtime.http.logs import ensure_logging, root_logger_kept
+from runtime.http.metrics import ENV as METRICS_DIR
+from runtime.http.metrics import Metrics
+from runtime.http.observe import Observed
+from runtime.http.params import shown
+from runtime.http.security import SecurityHeadersMiddleware
+from runtime.mcp.lazy import LazyMcp
+from runtime.mcp.transport import McpErrorEnvelope
 from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
-from runtime.netlify import SignedProxy
-from runtime.nonces import NonceCache
-from runtime.observe import Observed
-from runtime.params import shown
-from runtime.ratelimit import RateLimitMiddleware
-from runtime.reloader import DistWatcher, Stamp, manifest_stamp
 from runtime.search import parse_search_query, search_results
-from runtime.security import SecurityHeadersMiddleware
 from runtime.settings import Settings
-from runtime.sharedcounter import SharedWindowCounter
-from runtime.sharedstore import SharedStore
 from runtime.static import StaticRoutes, dynamic_file, send_file
 from runtime.webhooks.facility import Webhooks
 
@@ -334,7 +335,7 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
         *(Route(f"{path}/{{rest:path}}", api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
         Route("/ask", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),
         # A POST to /ask/ or /mcp/ is a 308 (method and body kept); other methods are refused as on the paths
-        # themselves (/mcp/ in runtime/mcp.py).
+        # themselves (/mcp/ in runtime/mcp/server.py).
         Route("/ask/", without_slash, methods=["POST"]),
         Route("/ask/", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),
         Route("/mcp/", without_slash, methods=["POST"]),
@@ -345,8 +346,8 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
     site, settings, runtime_origin = runtime.dist.site, runtime.settings, runtime.dist.manifest.get("runtime_origin")
 
     def load_mcp() -> tuple[list[BaseRoute], Any]:
-        with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/logs.py)
-            from runtime.mcp import build_mcp, fast_search, mcp_routes
+        with root_logger_kept():  # the MCP SDK would put rich's handler on the root logger (runtime/http/logs.py)
+            from runtime.mcp.server import build_mcp, fast_search, mcp_routes
 
             mcp = build_mcp(dist, version=site.api_version, base_url=site.base_url)
             return mcp_routes(mcp, site.base_url, settings.allowed_origins, runtime_origin, settings.allowed_hosts,
@@ -374,7 +375,7 @@ class PetgenApp:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        limit_malloc_arenas()  # before the runtime starts threads (runtime/dist.py)
+        limit_malloc_arenas()  # before the runtime starts threads (runtime/builds/dist.py)
         self.runtime = Runtime(settings)
         self.webhooks = Webhooks.from_settings(settings)
         self.runtime.when_loaded(self.webhooks.dist_loaded)  # the first start records the baseline
@@ -387,7 +388,7 @@ class PetgenApp:
         self.static = StaticRoutes(self._starlette, serve=self.runtime.static_file, gone=self._gone,
                                    dynamic_paths=DYNAMIC_PATHS)
         inner = GuardMiddleware(self._when_up, max_body=settings.max_body, body_timeout=settings.body_timeout)
-        # Redis, when configured, holds the rate-limit counts and bot nonces of all replicas (runtime/sharedstore.py).
+        # Redis, when configured, holds the rate-limit counts and bot nonces of all replicas (runtime/clients/sharedstore.py).
         self.shared = (SharedStore(settings.redis_url, health=self.runtime.health, timeout=settings.redis_timeout)
                        if settings.redis_url else None)
         self.bots = BotVerifier(nonces=NonceCache(self.shared), trusted_proxies=settings.trusted_proxies)
@@ -403,12 +404,12 @@ class PetgenApp:
                                    post_paths=POST_PATHS)
         self.asgi = SecurityHeadersMiddleware(self.cors)  # around everything: preflights and 429s included
         self.metrics = self._metrics()
-        # Outermost, the fast lane included: request id, access log, metrics (runtime/observe.py).
+        # Outermost, the fast lane included: request id, access log, metrics (runtime/http/observe.py).
         self.observed = Observed(self._serve, trusted_proxies=settings.trusted_proxies, access=settings.access_log,
                                  metrics=self.metrics)
 
     def _metrics(self) -> Metrics | None:
-        """The metrics of this process, when `petgen serve` runs a metrics listener (runtime/metrics.py)."""
+        """The metrics of this process, when `petgen serve` runs a metrics listener (runtime/http/metrics.py)."""
         if not self.settings.metrics_port:
             return None
         if not os.environ.get(METRICS_DIR):
@@ -476,7 +477,7 @@ class PetgenApp:
 
     async def _start_surfaces(self) -> None:
         """Build the routes (once a dist is loaded); in the lifespan, load /mcp in the background
-        (runtime/lazymcp.py) and run the MCP session manager in the lifespan's tasks."""
+        (runtime/mcp/lazy.py) and run the MCP session manager in the lifespan's tasks."""
         if self.starlette is None:
             self.starlette = self._build_routes()
         if self._tasks is not None and not self._mcp_started:

@@ -14,13 +14,13 @@ from typing import Any
 
 import orjson
 
-from petgen.lexicon import Lexicon
-from petgen.limits import ASK_DEFAULT_LIMIT as DEFAULT_LIMIT
-from petgen.limits import ASK_MAX_LIMIT as MAX_LIMIT
-from petgen.limits import ASK_MAX_QUERY as MAX_QUERY
-from petgen.resources import license_of
-from petgen.searchquery import Hit
-from runtime.dist import Dist
+from petgen.content.lexicon import Lexicon
+from petgen.contract.limits import ASK_DEFAULT_LIMIT as DEFAULT_LIMIT
+from petgen.contract.limits import ASK_MAX_LIMIT as MAX_LIMIT
+from petgen.contract.limits import ASK_MAX_QUERY as MAX_QUERY
+from petgen.contract.resources import license_of
+from petgen.search.query import Hit
+from runtime.builds.dist import Dist
 from runtime.understanding import Answer, Understanding, answer, understand
 
 __all__ = ["Answer", "Lexicon", "Understanding", "answer", "understand"]

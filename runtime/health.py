@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from petgen.build import is_stale
+from petgen.build.dist import is_stale
 
 Probe = Callable[[], str | None]  # a failure detail, or None when all is well
 Report = Callable[[], dict[str, str] | None]  # a whole check ({"status", "detail"?}), or None: not shown

@@ -12,14 +12,22 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from petgen.content import closest
-from petgen.limits import MAX_OFFSET
-from petgen.resources import (DEFAULT_LIMIT, LIST_FILTERS, LIST_PARAMS, MAX_LIMIT, encode, license_of, list_route,
-                              name_list)
-from petgen.text import slugify
-from runtime.dist import Dist, LargeFile, StaticFile
-from runtime.errors import error_response
-from runtime.params import BadRequest, query_params, shown, whole_number
+from petgen.content.model import closest
+from petgen.content.text import slugify
+from petgen.contract.limits import MAX_OFFSET
+from petgen.contract.resources import (
+    DEFAULT_LIMIT,
+    LIST_FILTERS,
+    LIST_PARAMS,
+    MAX_LIMIT,
+    encode,
+    license_of,
+    list_route,
+    name_list,
+)
+from runtime.builds.dist import Dist, LargeFile, StaticFile
+from runtime.http.errors import error_response
+from runtime.http.params import BadRequest, query_params, shown, whole_number
 
 __all__ = ["MAX_OFFSET", "BadRequest", "ListQuery", "check_filters", "computed_page", "list_page", "parse_list_query",
            "unknown_or_redirect"]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from petgen.limits import SEARCH_DEFAULT_LIMIT as DEFAULT_LIMIT
-from petgen.limits import SEARCH_MAX_LIMIT as MAX_LIMIT
-from petgen.limits import SEARCH_MAX_QUERY as MAX_QUERY
-from petgen.resources import license_of
-from petgen.searchquery import Hit
-from runtime.dist import Dist
-from runtime.params import BadRequest, query_params, whole_number
+from petgen.contract.limits import SEARCH_DEFAULT_LIMIT as DEFAULT_LIMIT
+from petgen.contract.limits import SEARCH_MAX_LIMIT as MAX_LIMIT
+from petgen.contract.limits import SEARCH_MAX_QUERY as MAX_QUERY
+from petgen.contract.resources import license_of
+from petgen.search.query import Hit
+from runtime.builds.dist import Dist
+from runtime.http.params import BadRequest, query_params, whole_number
 from runtime.understanding import understand
 
 SEARCH_PARAMS = ("q", "limit")

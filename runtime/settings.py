@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from petgen.redirects import SIGNING_SECRET_ENV, parse_signing_secret
-from runtime.cors import normalise_origin
+from petgen.contract.security import SIGNING_SECRET_ENV, parse_signing_secret
+from runtime.http.cors import normalise_origin
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 LOG_LEVELS = ("debug", "info", "warning", "error")
@@ -100,7 +100,7 @@ class Settings:
     allowed_origins: tuple[str, ...] = ()  # origins a browser may call from; empty: any (CORS `*`)
     allowed_hosts: tuple[str, ...] = ()  # Host headers /mcp answers besides the base URL's and the runtime origin's
     redis_url: str | None = None  # the shared store of several replicas (rate limits, bot nonces, webhooks)
-    # The secret Netlify signs proxied requests with (PETGEN_NETLIFY_SIGNING_SECRET; runtime/netlify.py): with it, a
+    # The secret Netlify signs proxied requests with (PETGEN_NETLIFY_SIGNING_SECRET; runtime/clients/netlify.py): with it, a
     # signed request is keyed by the client address Netlify sends. Kept out of repr, so it is never logged.
     netlify_signing_secret: str | None = field(default=None, repr=False)
     # Slow and idle clients, and logging (docs/operations.md; env: PETGEN_HEADER_TIMEOUT, PETGEN_BODY_TIMEOUT,
@@ -111,12 +111,12 @@ class Settings:
     max_connections: int = 1000  # more get a fast 503; 0 turns the cap off
     log_level: str = "info"
     log_format: str = "text"  # or "json": one object per line
-    access_log: bool = True  # one line per request (runtime/observe.py)
+    access_log: bool = True  # one line per request (runtime/http/observe.py)
     metrics_port: int = 0  # the Prometheus listener's port (petgen serve runs it); 0: no metrics
     graceful_timeout: float = 30.0  # seconds in-flight requests get to finish after SIGTERM
     redis_timeout: float = 0.01  # seconds Redis may take to answer before the runtime counts in its own process
     dist_poll: float = 2.0  # seconds between looks at dist/_manifest.json for a new build; 0: SIGHUP only
-    static_cache: int = 16 * 1024 * 1024  # bytes of small static files kept in memory (runtime/files.py)
+    static_cache: int = 16 * 1024 * 1024  # bytes of small static files kept in memory (runtime/builds/files.py)
     webhook_retry_scale: float = 1.0  # multiplies the webhook retry delays (0.001 for tests and staging)
     webhook_allow_loopback: bool = False  # development only: deliveries to loopback, plain http allowed
 

@@ -6,13 +6,12 @@ This is the hot path, so it is plain ASGI: a lookup (a dict hit for cached small
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import os
-
-from petgen.dist import REVALIDATE, content_hash
-from runtime.files import CHUNK, DistGone, LargeFile, StaticFile, pathsend_path, prepared_file
+from petgen.build.dist import REVALIDATE, content_hash
+from runtime.builds.files import CHUNK, DistGone, LargeFile, StaticFile, pathsend_path, prepared_file
 
 Scope = dict[str, Any]
 ASGIApp = Callable[..., Any]

@@ -1,6 +1,6 @@
 """How `/ask` reads a question and ranks entries for it (runtime/ask.py sends the answer).
 
-**Reading.** The question's words are folded like the index (petgen/search.py) and matched
+**Reading.** The question's words are folded like the index (petgen/search/index.py) and matched
 against `content/lexicon.yml`, longest phrase first (up to four words), exactly or by German stem
 (`frecher` → `frech`). A phrase can ask for facet values (relationship, gender, region, language),
 a category, a mood, or stand for German words to search for (translations and traits: `little
@@ -11,7 +11,7 @@ searched for as a name, and its intents only boost, unless it follows "für"/"fo
 and reported; a word that only occurs in meanings is ignored when the question says more.
 
 **Ranking.** Each entry gets a score in 0..1: the weighted mean of how well it matches each word
-group (confidence from petgen/searchquery.py; weight 1, or 0.5 for a topic word that comes with an
+group (confidence from petgen/search/query.py; weight 1, or 0.5 for a topic word that comes with an
 intent, like `Blume` with the category natur) and of each intent it satisfies (weight 0.5; for
 gender, a name for anyone counts 0.75), times 0.95, plus 0.05 if the name is a classic. Intents
 filter: only entries that satisfy all of them are answered. When fewer than `limit` entries above
@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from petgen.content import EVERY_REGION
-from petgen.lexicon import Lexicon
-from petgen.search import analyze, stems, words
-from petgen.searchquery import HEAD, HEAD_GROWTH, Hit, Posting, Source, Weighted
-from runtime.dist import Dist
+from petgen.content.lexicon import Lexicon
+from petgen.content.model import EVERY_REGION
+from petgen.search.index import analyze, stems, words
+from petgen.search.query import HEAD, HEAD_GROWTH, Hit, Posting, Source, Weighted
+from runtime.builds.dist import Dist
 
 FLOOR = 0.4  # no answer scores below this
 WEAK = 0.5  # a word group no entry matches better than this (meanings only) is dropped when there is more
@@ -326,7 +326,7 @@ class Ranking:
         return index.ranked(docs[mask], scores[mask], limit, tiers=tiers), relaxed  # the nearest misses fill up
 
     def bounded(self, limit: int) -> tuple[list[Hit], list[str]] | None:
-        """The same answer from the heads of long posting lists (petgen/searchquery.py `proven_top`), when at
+        """The same answer from the heads of long posting lists (petgen/search/query.py `proven_top`), when at
         least `limit` confident candidates pass every filter (so nothing is relaxed) and no other entry can
         outrank them; None when that cannot be shown with heads of up to BOUNDED_HEAD documents."""
         index = self.dist.search

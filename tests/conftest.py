@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from petgen.build import build
-from petgen.synthetic import write_corpus
+from petgen.build.pipeline import build
+from petgen.content.synthetic import write_corpus
 from runtime.app import PetgenApp, create_app
 from runtime.settings import Settings
 
@@ -81,7 +81,7 @@ def entry_text(title: str, categories: str = "klassiker", moods: str = "zaertlic
 
 def write_site(root: Path, titles: list[tuple[str, ...]] = TITLES) -> Path:
     """A content directory with the real taxonomy and a few valid entries."""
-    from petgen.text import slugify
+    from petgen.content.text import slugify
 
     (root / "names").mkdir(parents=True, exist_ok=True)
     for name in ("site.yml", "categories.yml", "moods.yml", "facets.yml"):

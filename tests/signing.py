@@ -17,8 +17,8 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from petgen.botregistration import add_bot, generate_key_pair
-from petgen.build import build
+from petgen.build.pipeline import build
+from petgen.cli.bots import add_bot, generate_key_pair
 from tests.conftest import REPO, write_site
 
 

@@ -6,8 +6,8 @@ import csv
 
 import pytest
 
-from petgen.kb import load_knowledge_base
-from petgen.validate import MIN_ENTRIES_PER_CATEGORY
+from petgen.content.kb import load_knowledge_base
+from petgen.content.validate import MIN_ENTRIES_PER_CATEGORY
 from tests.conftest import REPO
 
 SHARED = REPO.parent / "shared" / "content"
@@ -62,7 +62,7 @@ def test_the_voice_is_not_a_formula() -> None:
     rare, and no five-word phrase is in more than 12 entries (`petgen check --strict` enforces that one)."""
     import re
 
-    from petgen.validate import repeated_phrases
+    from petgen.content.validate import repeated_phrases
 
     kb = load_knowledge_base(REPO / "content")
     formula = [e.slug for e in kb.entries

@@ -22,7 +22,7 @@ import httpx
 import orjson
 import pytest
 
-from petgen.build import build
+from petgen.build.pipeline import build
 from tests.conftest import REPO
 from tests.runtime.test_server import free_port, running_server
 

@@ -27,9 +27,9 @@ import httpx
 import orjson
 import pytest
 
-from petgen.build import build
-from petgen.redirects import SIGNING_SECRET_ENV
-from petgen.security import SECURITY_HEADERS
+from petgen.build.pipeline import build
+from petgen.contract.security import SECURITY_HEADERS
+from petgen.emit.redirects import SIGNING_SECRET_ENV
 from tests.conftest import REPO
 from tests.runtime.test_server import free_port, running_server
 

@@ -15,7 +15,7 @@ import httpx
 import orjson
 import pytest
 
-from petgen.build import build
+from petgen.build.pipeline import build
 from tests.conftest import REPO, write_site
 from tests.runtime.test_server import free_port
 from tests.serving import petgen_serve

@@ -38,7 +38,7 @@ def test_the_readme_names_the_port_and_never_points_outside_the_repository() -> 
 
 
 def test_docs_list_every_error_code() -> None:
-    from petgen.apierrors import ERROR_CODES
+    from petgen.contract.errors import ERROR_CODES
 
     api = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
     for error in ERROR_CODES:

@@ -20,7 +20,7 @@ import httpx
 import orjson
 import pytest
 
-from petgen.build import build
+from petgen.build.pipeline import build
 from tests.conftest import write_site
 from tests.selfhosted import Stack, self_hosted
 

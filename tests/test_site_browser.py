@@ -27,10 +27,10 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
-from petgen.browse import PAGE_SIZE
-from petgen.build import build
-from petgen.search import analyze, stems
-from petgen.searchquery import SearchIndex
+from petgen.build.pipeline import build
+from petgen.emit.browse import PAGE_SIZE
+from petgen.search.index import analyze, stems
+from petgen.search.query import SearchIndex
 from tests.conftest import REPO, TAXONOMY
 from tests.runtime.test_server import free_port, running_server
 

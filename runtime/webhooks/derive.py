@@ -20,7 +20,7 @@ from typing import Any
 
 import orjson
 
-from runtime.dist import Dist
+from runtime.builds.dist import Dist
 from runtime.webhooks.model import iso
 
 NOT_CONTENT = frozenset({"url", "license", "licenseUrl"})

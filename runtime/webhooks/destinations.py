@@ -4,7 +4,7 @@ A subscriber chooses the URL, so without a guard a subscription could make the r
 own network (a database on 10.0.0.5, the cloud metadata service on 169.254.169.254, an admin port on
 127.0.0.1). The rules:
 
-- The published form (`SUBSCRIBER_URL` in petgen/events.py, the pattern in the OpenAPI document):
+- The published form (`SUBSCRIBER_URL` in petgen/contract/events.py, the pattern in the OpenAPI document):
   `https://`, a host name (no IP address), an optional port, no credentials, no fragment. The
   development setting (`PETGEN_WEBHOOK_ALLOW_LOOPBACK=1`) adds `http://` and `https://` to
   `localhost` and loopback addresses, and nothing else.
@@ -32,7 +32,7 @@ from urllib.parse import SplitResult, urlsplit
 import anyio
 import httpcore
 
-from petgen.events import MAX_URL, SUBSCRIBER_URL
+from petgen.contract.events import MAX_URL, SUBSCRIBER_URL
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 Resolver = Callable[[str, int], Awaitable[list[str]]]
@@ -63,7 +63,7 @@ class Policy:
 def check_url(url: str, policy: Policy) -> SplitResult:
     """The URL's parts if its form is acceptable; Refused (saying what to change) if not.
 
-    The form is the published pattern (petgen/events.py, also in the OpenAPI document): https and a
+    The form is the published pattern (petgen/contract/events.py, also in the OpenAPI document): https and a
     host name. The development setting adds loopback: http or https to `localhost` or a loopback address.
     """
     if len(url) > MAX_URL:

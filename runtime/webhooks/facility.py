@@ -19,8 +19,8 @@ import anyio.abc
 import anyio.to_thread
 from starlette.routing import Route
 
-from petgen.resources import license_of
-from runtime.dist import Dist
+from petgen.contract.resources import license_of
+from runtime.builds.dist import Dist
 from runtime.settings import Settings
 from runtime.webhooks.derive import dist_items, plan_events
 from runtime.webhooks.destinations import Policy

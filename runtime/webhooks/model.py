@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from petgen.events import EVENT_TYPES as EVENT_DESCRIPTIONS
+from petgen.contract.events import EVENT_TYPES as EVENT_DESCRIPTIONS
 
 EVENT_TYPES = tuple(EVENT_DESCRIPTIONS)  # entry.published, entry.updated, category.updated
 OPERATOR = "operator"  # the owner of subscriptions made with the CLI (out of band)

@@ -1,7 +1,7 @@
 """What `petgen webhooks …` does: the operator's side, out of band, on the same store the runtime uses.
 
 Each function takes the store and returns what the command prints, or raises OperatorError with the
-message to show; the command line (petgen/webhooks_cli.py) only parses options.
+message to show; the command line (petgen/cli/webhooks.py) only parses options.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import orjson
 
-from petgen.dist import MANIFEST
+from petgen.build.dist import MANIFEST
 from runtime.webhooks.destinations import Policy, Refused, check_destination
 from runtime.webhooks.model import (
     EVENT_TYPES,

@@ -16,9 +16,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from petgen.resources import encode
-from runtime.errors import JSON, error_response
-from runtime.params import shown
+from petgen.contract.resources import encode
+from runtime.http.errors import JSON, error_response
+from runtime.http.params import shown
 from runtime.webhooks.destinations import Refused, check_destination
 from runtime.webhooks.model import EVENT_TYPES, MAX_DESCRIPTION, Subscription, Token, new_id, new_secret, token_hash
 from runtime.webhooks.store import Conflict, StoreUnavailable

@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner, Result
 from starlette.testclient import TestClient
 
-from petgen.bots import DEFAULT_QUOTA, jwk_thumbprint
-from petgen.build import build
-from petgen.cli import cli
-from petgen.kb import load_knowledge_base
-from petgen.problems import ContentError
+from petgen.build.pipeline import build
+from petgen.cli.main import cli
+from petgen.content.bots import DEFAULT_QUOTA, jwk_thumbprint
+from petgen.content.kb import load_knowledge_base
+from petgen.content.problems import ContentError
 from tests.conftest import BASE_URL
 from tests.signing import SIGNER
 

@@ -9,8 +9,8 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
-from petgen.build import build
-from petgen.schemas import schema_for
+from petgen.build.pipeline import build
+from petgen.contract.schemas import schema_for
 from tests.conftest import BASE_URL, write_site
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import petgen.kb
-from petgen import cache as cache_module
-from petgen.build import build
-from petgen.cli import cli
-from petgen.problems import ContentError
+import petgen.content.kb
+from petgen.build import cache as cache_module
+from petgen.build.pipeline import build
+from petgen.cli.main import cli
+from petgen.content.problems import ContentError
 from tests.conftest import BASE_URL, entry_text
 
 
@@ -29,13 +29,13 @@ def _chunks(cache: Path) -> list[Path]:
 def parsed(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The paths parsed in this process (the test corpus is below the worker-pool threshold)."""
     seen: list[str] = []
-    original = petgen.kb._parse_source
+    original = petgen.content.kb._parse_source
 
     def spy(path: str, raw: bytes):  # type: ignore[no-untyped-def]
         seen.append(Path(path).name)
         return original(path, raw)
 
-    monkeypatch.setattr(petgen.kb, "_parse_source", spy)
+    monkeypatch.setattr(petgen.content.kb, "_parse_source", spy)
     return seen
 
 
@@ -116,7 +116,7 @@ def test_results_of_other_code_are_never_used(content: Path, tmp_path: Path, par
     assert {p.name for p in (tmp_path / "c").glob("entries-*")} == {"entries-0123456789abcdef"} != old
 
 
-@pytest.mark.parametrize("source", ["validate.py", "content.py", "scaffold.py"])
+@pytest.mark.parametrize("source", ["content/validate.py", "content/model.py", "content/scaffold.py", "emit/site.py"])
 def test_the_fingerprint_covers_every_petgen_source(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A change to any rule (placeholders turned from warnings into errors in validate.py, say) gives the
     cache a new directory, so an entry checked by the old rules can never hide a new error."""
@@ -125,7 +125,7 @@ def test_the_fingerprint_covers_every_petgen_source(source: str, monkeypatch: py
 
     def edited(path: Path) -> bytes:
         data = read_bytes(path)
-        return data + b"\n# edited\n" if path.name == source and path.parent.name == "petgen" else data
+        return data + b"\n# edited\n" if path.as_posix().endswith(f"/petgen/{source}") else data
 
     monkeypatch.setattr(Path, "read_bytes", edited)
     assert cache_module.fingerprint.__wrapped__() != before
@@ -179,7 +179,7 @@ def test_cli_no_cache_writes_no_cache(content: Path, tmp_path: Path) -> None:
 @pytest.fixture
 def rendered(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The slugs whose pages were rendered (not taken from the page cache) in this process."""
-    from petgen.site import PageRenderer
+    from petgen.emit.site import PageRenderer
 
     seen: list[str] = []
     original = PageRenderer.render

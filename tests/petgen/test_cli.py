@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from petgen.cli import cli
+from petgen.cli.main import cli
 from tests.conftest import entry_text
 
 
@@ -125,7 +125,7 @@ def test_stats_table(runner: CliRunner, content: Path) -> None:
 
 
 def test_stats_columns_count_display_width() -> None:
-    from petgen.stats import table, width
+    from petgen.content.stats import table, width
 
     assert [width(t) for t in ("🐾", "🏔️", "ä", "a\u0301", "Für")] == [2, 2, 1, 1, 3]
     lines = table(["title", "n"], [["🏔️ Berge", 1], ["Süßes", 22]]).splitlines()

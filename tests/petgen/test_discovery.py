@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from petgen.bots import jwk_thumbprint
-from petgen.build import build
-from petgen.kb import load_knowledge_base
-from petgen.problems import ContentError
+from petgen.build.pipeline import build
+from petgen.content.bots import jwk_thumbprint
+from petgen.content.kb import load_knowledge_base
+from petgen.content.problems import ContentError
 
 KEY = base64.urlsafe_b64encode(bytes(range(32))).rstrip(b"=").decode()
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from petgen.build import build
-from petgen.problems import ContentError
-from petgen.text import slugify
+from petgen.build.pipeline import build
+from petgen.content.problems import ContentError
+from petgen.content.text import slugify
 from tests.conftest import BASE_URL, write_site
 
 # Ends a <script> and opens a comment and a script (which would swallow the rest of the page),

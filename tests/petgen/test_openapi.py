@@ -14,7 +14,7 @@ from openapi_spec_validator import validate
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from petgen.apierrors import ERROR_CODES
+from petgen.contract.errors import ERROR_CODES
 from runtime.app import create_app
 from runtime.settings import Settings
 
@@ -100,7 +100,7 @@ def test_every_precomputed_file_validates_against_its_operation(document: dict[s
 def every_property_required(node: Any) -> Any:
     """The schemas as the build fills them: `required` promises less, the build still sends everything
     (but the properties that only apply to some entries or categories)."""
-    from petgen.schemas import SOMETIMES
+    from petgen.contract.schemas import SOMETIMES
 
     if isinstance(node, dict):
         tightened = {k: every_property_required(v) for k, v in node.items()}

@@ -14,9 +14,9 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from petgen.cli import cli
-from petgen.redirects import DYNAMIC, SIGNING_SECRET_ENV, parse_runtime_origin, render_redirects
-from petgen.resources import LIST_PARAMS
+from petgen.cli.main import cli
+from petgen.contract.resources import LIST_PARAMS
+from petgen.emit.redirects import DYNAMIC, SIGNING_SECRET_ENV, parse_runtime_origin, render_redirects
 from tests.conftest import REPO
 
 ORIGIN = "https://runtime.kosenamen.example"
@@ -31,7 +31,7 @@ def routes_of(dist: Path) -> dict[str, dict]:
 
 
 def netlify_target(rules: list[list[str]], path: str, query: str) -> str | None:
-    """The target Netlify's engine picks, as netlify-redirector matches (petgen/redirects.py lists the rules;
+    """The target Netlify's engine picks, as netlify-redirector matches (petgen/emit/redirects.py lists the rules;
     tests/test_netlify.py checks them through the real one): the first rule for the path whose named
     parameters are all present with their values (`:name` takes any), other parameters ignored, the last
     of a repeated one counting. None of these paths is a file, so no rule is shadowed."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-import petgen.searchquery as engine
-from petgen.search import Document, analyze, build_index, shard, words
-from petgen.searchquery import SearchIndex
+import petgen.search.query as engine
+from petgen.search.index import Document, analyze, build_index, shard, words
+from petgen.search.query import SearchIndex
 
 TITLES = {
     "Bärchen": ["Bärli", "Bärle"], "Bär": [], "Mäuschen": ["Mäuslein"], "Maus": ["Mausi"],

@@ -13,11 +13,11 @@ from xml.etree import ElementTree
 import orjson
 import pytest
 
-from petgen.browse import KINDS, PAGE_SIZE
-from petgen.build import build
-from petgen.guide import GUIDE, guide_html
-from petgen.kb import load_knowledge_base
-from petgen.templating import german_date
+from petgen.build.pipeline import build
+from petgen.content.kb import load_knowledge_base
+from petgen.emit.browse import KINDS, PAGE_SIZE
+from petgen.emit.guide import GUIDE, guide_html
+from petgen.emit.templating import german_date
 from tests.conftest import BASE_URL, TAXONOMY
 from tests.petgen.test_escaping import Page
 
@@ -173,10 +173,10 @@ def test_the_search_script_reads_the_static_index_of_the_same_build(real_dist: P
     assert 'fetch("/search/index.json")' in script and "/api/search?" in script
     index = orjson.loads((real_dist / "search" / "index.json").read_bytes())
     assert set(index["quality"]) >= {"exact", "stem", "prefix", "compound", "typo1", "typo2"}  # the script reads these
-    from petgen.searchquery import SCORING
+    from petgen.search.query import SCORING
 
     assert index["scoring"] == SCORING and all(f"scoring.{name}" in script for name in SCORING)  # one source
     stopwords = re.search(r'new Set\(\("(.*?)"\)\.split', script.replace('" +\n    "', ""), re.DOTALL)
-    from petgen.search import STOPWORDS
+    from petgen.search.index import STOPWORDS
 
     assert stopwords and set(stopwords.group(1).split()) == STOPWORDS

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from petgen.text import collation_key, slugify
+from petgen.content.text import collation_key, slugify
 
 
 @pytest.mark.parametrize("title, slug", [

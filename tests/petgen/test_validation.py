@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from petgen.build import build
-from petgen.kb import load_knowledge_base
-from petgen.problems import ContentError
+from petgen.build.pipeline import build
+from petgen.content.kb import load_knowledge_base
+from petgen.content.problems import ContentError
 from tests.conftest import entry_text
 
 
@@ -178,7 +178,7 @@ def test_taxonomy_problems(content: Path) -> None:
 
 def test_fast_construction_equals_pyyaml() -> None:
     """The fast path builds exactly what PyYAML's safe constructor builds, including the cases it hands back."""
-    from petgen.content import ContentLoader, _construct
+    from petgen.content.model import ContentLoader, _construct
 
     text = ('a: text\nb: [1, 2.5, true, null, "7"]\nc: {x: 1}\nbase: &b {k: v}\nd:\n  <<: *b\n  z: 0x1F\n'
             'e: 2026-11-22\nf: !!str 12\ng: ~\n')
@@ -272,7 +272,7 @@ def test_a_word_family_agrees_on_gender_or_says_why(content: Path) -> None:
 
 
 def test_a_formula_in_more_than_twelve_entries_is_reported_once(content: Path) -> None:
-    from petgen.validate import MAX_PHRASE_ENTRIES
+    from petgen.content.validate import MAX_PHRASE_ENTRIES
 
     # The fixture entries share every sentence of their template; name-independent phrases count per entry.
     for i in range(MAX_PHRASE_ENTRIES - 6 + 1):  # 6 fixture entries + 7 more = 13 with the same phrases

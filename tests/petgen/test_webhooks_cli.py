@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from petgen.cli import cli
+from petgen.cli.main import cli
 from runtime.webhooks.model import token_hash
 from runtime.webhooks.sqlite_store import SQLiteStore
 from tests.runtime.webhooks.support import Receiver, petname_signature_valid, validate_event

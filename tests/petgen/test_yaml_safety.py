@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from petgen.content import parse_yaml
-from petgen.problems import Problems
+from petgen.content.model import parse_yaml
+from petgen.content.problems import Problems
 from tests.conftest import REPO, entry_text
 
 # "Billion laughs": under a kilobyte whose aliases expand to 9**9 (387 million) strings.
@@ -31,7 +31,7 @@ def limited_petgen(*args: str) -> list[str]:
     """The command line of `petgen ARGS` in a child process limited to MEMORY, so that a loader that
     expands the bomb fails the test instead of exhausting the machine."""
     limited = (f"import resource, sys; resource.setrlimit(resource.RLIMIT_AS, ({MEMORY}, {MEMORY})); "
-               "from petgen.cli import cli; cli(sys.argv[1:], prog_name='petgen')")
+               "from petgen.cli.main import cli; cli(sys.argv[1:], prog_name='petgen')")
     return [sys.executable, "-c", limited, *args]
 
 

@@ -10,8 +10,8 @@ from httpx_sse import connect_sse
 from jsonschema import Draft202012Validator
 from starlette.testclient import TestClient
 
-from petgen.build import build
-from petgen.schemas import schema_for
+from petgen.build.pipeline import build
+from petgen.contract.schemas import schema_for
 from runtime.ask import Lexicon, understand
 from tests.conftest import REPO
 from tests.runtime.test_server import running_server
@@ -68,7 +68,7 @@ def test_english_question_with_intents_and_translation(kb: TestClient) -> None:
 
 
 def test_partner_intent(kb: TestClient, kb_dist: Path) -> None:
-    from runtime.dist import Dist
+    from runtime.builds.dist import Dist
 
     items = {i["title"]: i for i in Dist.load(kb_dist).items}
     for name in names(kb, "Wie kann ich meinen Freund liebevoll nennen?", limit=10):
@@ -77,7 +77,7 @@ def test_partner_intent(kb: TestClient, kb_dist: Path) -> None:
 
 
 def test_regional_and_children(kb: TestClient, kb_dist: Path) -> None:
-    from runtime.dist import Dist
+    from runtime.builds.dist import Dist
 
     items = {i["title"]: i for i in Dist.load(kb_dist).items}
     found = names(kb, "bavarian pet names for a baby")
@@ -91,7 +91,7 @@ def test_language_specific_loanwords(kb: TestClient) -> None:
 
 
 def test_funny_intent_uses_mood(kb: TestClient, kb_dist: Path) -> None:
-    from runtime.dist import Dist
+    from runtime.builds.dist import Dist
 
     items = {i["title"]: i for i in Dist.load(kb_dist).items}
     for name in names(kb, "funny names for my boyfriend"):

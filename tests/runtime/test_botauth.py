@@ -17,10 +17,10 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from http_message_signatures import HTTPMessageSigner, MappingKeyResolver, algorithms
 from starlette.testclient import TestClient
 
-from petgen.bots import encode_key, jwk_thumbprint
-from petgen.build import build
-from runtime.botauth import REASONS, BotVerifier
-from runtime.nonces import NonceCache
+from petgen.build.pipeline import build
+from petgen.content.bots import encode_key, jwk_thumbprint
+from runtime.clients.botauth import REASONS, BotVerifier
+from runtime.clients.nonces import NonceCache
 from runtime.settings import parse_networks
 from tests.conftest import BASE_URL
 from tests.runtime.test_server import running_server

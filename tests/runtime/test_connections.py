@@ -17,7 +17,7 @@ import httpx
 import orjson
 import pytest
 
-from petgen.build import build
+from petgen.build.pipeline import build
 from runtime.settings import Settings
 from tests.conftest import REPO, write_site
 from tests.runtime.test_server import running_server
@@ -219,7 +219,7 @@ def test_bytes_that_are_no_http_request_get_a_400_envelope(uvicorn_strict: str) 
 def test_the_open_file_limit_is_raised_for_the_connection_cap() -> None:
     """A soft limit of 256 open files would meet a flood before the cap of 1000 connections does."""
     code = ("import resource\n"
-            "from runtime.connections import ensure_open_files\n"
+            "from runtime.http.connections import ensure_open_files\n"
             "from runtime.settings import Settings\n"
             "hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]\n"
             "resource.setrlimit(resource.RLIMIT_NOFILE, (256, hard))\n"

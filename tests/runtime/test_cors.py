@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 from starlette.testclient import TestClient
 
-from petgen.cli import _settings, cli
+from petgen.cli.main import _settings, cli
 from runtime.settings import Settings, parse_origins
 
 APP = "https://app.example"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from starlette.testclient import TestClient
 
-from petgen.schemas import schema_for
+from petgen.contract.schemas import schema_for
 
 ERROR = Draft202012Validator(schema_for("Error"))
 
@@ -101,7 +100,7 @@ def test_a_trailing_slash_keeps_the_method_through_its_308(client: TestClient) -
 
 
 def test_every_documented_error_code_has_an_anchor_on_the_docs_page(client: TestClient) -> None:
-    from petgen.apierrors import ERROR_CODES
+    from petgen.contract.errors import ERROR_CODES
 
     page = client.get("/docs").text
     for error in ERROR_CODES:
@@ -132,7 +131,7 @@ def test_body_over_limit_is_413(dist: Path, make_client: Callable[..., TestClien
 
 def test_streamed_body_over_limit_is_413() -> None:
     """Without Content-Length the body is counted as the app reads it."""
-    from runtime.guard import GuardMiddleware
+    from runtime.http.guard import GuardMiddleware
 
     async def reader(scope, receive, send):  # type: ignore[no-untyped-def]
         while (await receive()).get("more_body"):

@@ -15,13 +15,13 @@ import orjson
 import pytest
 from starlette.testclient import TestClient
 
-from petgen.build import build
-from petgen.dist import IMMUTABLE, REVALIDATE, content_hash
-from petgen.resources import filter_summaries
-from petgen.security import RAW_SECURITY_HEADERS
-from runtime import files
-from runtime.dist import Dist
-from runtime.files import HOT_FILE_MAX, LargeFile, StaticFile
+from petgen.build.dist import IMMUTABLE, REVALIDATE, content_hash
+from petgen.build.pipeline import build
+from petgen.contract.resources import filter_summaries
+from petgen.contract.security import RAW_SECURITY_HEADERS
+from runtime.builds import files
+from runtime.builds.dist import Dist
+from runtime.builds.files import HOT_FILE_MAX, LargeFile, StaticFile
 from tests.conftest import BASE_URL, entry_text
 from tests.runtime.test_server import running_server
 from tests.serving import petgen_serve

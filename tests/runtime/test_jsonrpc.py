@@ -7,7 +7,7 @@ from typing import Any
 import orjson
 import pytest
 
-from runtime.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, BadMessage, error_body, parse_message
+from runtime.mcp.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, BadMessage, error_body, parse_message
 
 
 @pytest.mark.parametrize(("body", "code", "request_id"), [

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 
-from petgen.build import build
+from petgen.build.pipeline import build
 from tests.conftest import REPO, write_site
 from tests.runtime.test_server import running_server
 from tests.serving import petgen_serve

@@ -17,9 +17,9 @@ from jsonschema import Draft202012Validator
 from mcp import Client
 from mcp.server.mcpserver.prompts.base import Prompt
 
-from petgen import mcpspec
-from petgen.build import build
-from runtime.mcp import build_mcp
+from petgen.build.pipeline import build
+from petgen.contract import mcp as mcpspec
+from runtime.mcp.server import build_mcp
 from tests.conftest import REPO
 from tests.runtime.test_server import free_port, running_server
 
@@ -239,7 +239,7 @@ def test_initialize_advertises_what_the_server_card_says(mcp_base: str) -> None:
 
 
 def test_the_server_lists_exactly_what_the_card_declares(mcp_base: str) -> None:
-    """The card is written by the build from petgen/mcpspec.py without the SDK; the server is built from the same
+    """The card is written by the build from petgen/contract/mcp.py without the SDK; the server is built from the same
     declarations: every listing and `initialize` must say the same, field for field."""
     card = httpx.get(mcp_base + "/.well-known/mcp/server-card.json").json()
     assert call(mcp_base, "tools/list", {})["result"]["tools"] == card["tools"]
@@ -275,7 +275,7 @@ def test_the_tool_signatures_validate_what_the_listing_declares() -> None:
 def test_the_build_does_not_import_the_runtime_or_the_sdk(tmp_path: Path) -> None:
     """The build writes the server card and OpenAPI from declarations: building must load neither the
     runtime package nor the MCP SDK (the build→runtime cycle of the first wave)."""
-    script = ("import sys; from pathlib import Path; from petgen.build import build; "
+    script = ("import sys; from pathlib import Path; from petgen.build.pipeline import build; "
               f"build(Path({str(REPO / 'content')!r}), Path({str(tmp_path / 'd')!r}), base_url='http://127.0.0.1'); "
               "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in ('runtime', 'mcp')}))")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO)

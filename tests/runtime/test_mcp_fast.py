@@ -1,4 +1,4 @@
-"""The fast path for `tools/call` of `search` (runtime/mcp.py `fast_search`): byte for byte the SDK's answer."""
+"""The fast path for `tools/call` of `search` (runtime/mcp/server.py `fast_search`): byte for byte the SDK's answer."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from runtime.mcp_transport import McpEndpoint
+from runtime.mcp.transport import McpEndpoint
 
 H = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
 CALLS: list[tuple[Any, dict[str, Any]]] = [
@@ -27,7 +27,7 @@ VERSIONS = [None, "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"]
 
 def endpoint(client: TestClient) -> McpEndpoint:
     router = client.portal.call(client.app.starlette.state.mcp.ready)  # type: ignore[attr-defined, union-attr]
-    # /mcp is loaded on first use (runtime/lazymcp.py): its routes are those of the loaded router
+    # /mcp is loaded on first use (runtime/mcp/lazy.py): its routes are those of the loaded router
     found = [r.app for r in router.routes if isinstance(r, Route) and r.path == "/mcp" and isinstance(r.app, McpEndpoint)]
     assert len(found) == 1
     return found[0]

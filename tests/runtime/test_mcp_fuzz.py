@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
-from petgen.build import build
+from petgen.build.pipeline import build
 from runtime.app import create_app
-from runtime.jsonrpc import SAFE_INTEGER
+from runtime.mcp.jsonrpc import SAFE_INTEGER
 from runtime.settings import Settings
 from tests.conftest import BASE_URL, write_site
 

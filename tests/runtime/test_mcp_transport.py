@@ -11,8 +11,8 @@ import orjson
 import pytest
 from starlette.testclient import TestClient
 
-from petgen.build import build
-from runtime.mcp_transport import envelope_as_rpc_error, host_allowed, negotiate
+from petgen.build.pipeline import build
+from runtime.mcp.transport import envelope_as_rpc_error, host_allowed, negotiate
 from tests.conftest import write_site
 from tests.runtime.test_server import running_server
 

@@ -71,7 +71,7 @@ def _member(item: dict, name: str, value: str) -> bool:
 
 def test_computed_page_equals_precomputed_page(big: TestClient, big_dist: Path) -> None:
     """The runtime's page builder is the build's: same bytes for the same query."""
-    from runtime.dist import Dist
+    from runtime.builds.dist import Dist
     from runtime.names import ListQuery, computed_page
 
     dist = Dist.load(big_dist)

@@ -1,4 +1,4 @@
-"""Netlify's signed proxy requests, against a live runtime with a real HTTP client (runtime/netlify.py).
+"""Netlify's signed proxy requests, against a live runtime with a real HTTP client (runtime/clients/netlify.py).
 
 The tokens are made here by hand (base64url + HMAC-SHA256, RFC 7515), not with the library the runtime verifies
 with, so a bug shared by signer and verifier cannot hide; tests/test_netlify.py has the Netlify CLI sign them.
@@ -22,9 +22,9 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from petgen.build import build
-from petgen.cli import cli
-from petgen.redirects import SIGNING_SECRET_ENV
+from petgen.build.pipeline import build
+from petgen.cli.main import cli
+from petgen.emit.redirects import SIGNING_SECRET_ENV
 from runtime.settings import Settings
 from tests.conftest import write_site
 from tests.runtime.test_server import running_server

@@ -10,8 +10,8 @@ import httpx
 import orjson
 import pytest
 
-from runtime.logs import JsonFormatter, OneLineFormatter, FORMAT
-from runtime.observe import VALID_ID, shown_target
+from runtime.http.logs import FORMAT, JsonFormatter, OneLineFormatter
+from runtime.http.observe import VALID_ID, shown_target
 from runtime.settings import Settings, parse_networks
 from tests.runtime.test_server import running_server
 

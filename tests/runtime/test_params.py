@@ -7,11 +7,12 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings, strategies as st
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
-from runtime.dist import Dist
+from runtime.builds.dist import Dist
+from runtime.http.params import BadRequest, whole_number
 from runtime.names import MAX_OFFSET, parse_list_query
-from runtime.params import BadRequest, whole_number
 from runtime.search import parse_search_query
 
 PROPERTY = settings(max_examples=300, derandomize=True, deadline=None,

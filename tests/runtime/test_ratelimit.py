@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from runtime.ratelimit import Decision, WindowCounter, client_ip
+from runtime.clients.ratelimit import Decision, WindowCounter, client_ip
 from runtime.settings import parse_networks
 
 HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "ratelimit", "ratelimit-policy")

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from petgen.build import build
-from petgen.cli import _ensure_built
+from petgen.build.pipeline import build
+from petgen.cli.main import _ensure_built
 from tests.conftest import entry_text
 
 
@@ -37,7 +37,7 @@ def test_serve_rebuilds_when_stale_or_for_another_base_url(content: Path, tmp_pa
 
 
 def test_build_shows_progress_only_on_a_terminal(content: Path, tmp_path: Path) -> None:
-    from petgen.cli import cli
+    from petgen.cli.main import cli
 
     result = CliRunner().invoke(cli, ["build", "--content", str(content), "--out", str(tmp_path / "d")])
     assert result.exit_code == 0 and "Building" not in result.output

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import httpx
 
-from petgen.build import build
-from runtime.reloader import manifest_stamp
+from petgen.build.pipeline import build
+from runtime.builds.reloader import manifest_stamp
 from tests.conftest import BASE_URL, entry_text
 from tests.runtime.test_server import running_server
 from tests.runtime.webhooks.support import wait_for

@@ -8,7 +8,6 @@ reproducible. A failure is a bug in the code or the document, never a check to l
 
 from __future__ import annotations
 
-import logging
 import shutil
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from petgen.build import build
+from petgen.build.pipeline import build
 from tests.conftest import REPO
 from tests.runtime.test_server import free_port, running_server
 from tests.runtime.webhooks.support import issue_token

@@ -9,8 +9,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from starlette.testclient import TestClient
 
-from petgen import search as engine
-from petgen.schemas import schema_for
+from petgen.contract.schemas import schema_for
+from petgen.search import index as engine
 
 
 def test_search_results(client: TestClient) -> None:
@@ -55,7 +55,7 @@ def test_bad_search_parameters(client: TestClient, query: str, message: str) -> 
 
 def test_runtime_normalises_queries_as_the_build_did(dist: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The index's terms are exactly what the shared `analyze`/`stems` produce for the entries' words."""
-    from runtime.dist import Dist
+    from runtime.builds.dist import Dist
 
     loaded = Dist.load(dist).search
     manifest = orjson.loads((dist / "search" / "index.json").read_bytes())

@@ -1,4 +1,4 @@
-"""The security headers (petgen/security.py) on every kind of response, static and dynamic, success and
+"""The security headers (petgen/contract/security.py) on every kind of response, static and dynamic, success and
 error, exactly once each; and in the CDN's `_headers` for every path."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import httpx
 import orjson
 import pytest
 
-from petgen.build import build
-from petgen.security import SECURITY_HEADERS
+from petgen.build.pipeline import build
+from petgen.contract.security import SECURITY_HEADERS
 from tests.conftest import write_site
 from tests.runtime.test_server import free_port, running_server
 

@@ -13,8 +13,8 @@ import httpx
 import pytest
 import uvicorn
 
-from petgen.build import build
-from petgen.cli import uvicorn_options
+from petgen.build.pipeline import build
+from petgen.cli.main import uvicorn_options
 from runtime.app import create_app
 from runtime.settings import Settings
 from tests.conftest import write_site

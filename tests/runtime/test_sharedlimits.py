@@ -16,8 +16,8 @@ import httpx
 import pytest
 import redis
 
+from runtime.clients.sharedstore import MAX_CONNECTIONS, SharedStore, StoreUnavailable
 from runtime.health import Health
-from runtime.sharedstore import MAX_CONNECTIONS, SharedStore, StoreUnavailable
 from tests.redis_server import RedisServer, free_port
 from tests.runtime.test_server import running_server
 from tests.signing import SignedBot, fresh_window, site_with_bot
@@ -177,8 +177,8 @@ def test_the_store_fails_fast_and_probes_again_after_a_pause(tmp_path: Path) -> 
 
 def test_the_counter_in_redis_matches_the_one_in_memory(redis_url: str) -> None:
     """Same requests, same decisions: the Lua script is the in-process counter, clock for clock."""
-    from runtime.ratelimit import WindowCounter
-    from runtime.sharedcounter import SharedWindowCounter
+    from runtime.clients.ratelimit import WindowCounter
+    from runtime.clients.sharedcounter import SharedWindowCounter
 
     async def scenario() -> None:
         store = SharedStore(redis_url, health=Health(), timeout=1)

@@ -67,7 +67,7 @@ def test_every_manifest_route_is_served(client: TestClient, dist: Path) -> None:
 def test_fast_lane_sends_what_the_middleware_stack_sends(dist: Path) -> None:
     """Static GET/HEAD take a shortcut past the middleware; the answer must not differ."""
     from runtime.app import create_app
-    from runtime.observe import Observed
+    from runtime.http.observe import Observed
     from runtime.settings import Settings
 
     app = create_app(Settings(dist=dist, rate_limit=60))

@@ -11,8 +11,8 @@ from pathlib import Path
 from jsonschema import Draft202012Validator
 from starlette.testclient import TestClient
 
-from petgen.build import build
-from petgen.schemas import schema_for
+from petgen.build.pipeline import build
+from petgen.contract.schemas import schema_for
 from runtime.app import Runtime
 from tests.conftest import BASE_URL, entry_text
 

@@ -3,17 +3,16 @@ relaxation, the confidence floor, the score range, `_meta`, and one test per cla
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 from starlette.testclient import TestClient
 
-from petgen.build import build
-from petgen.schemas import schema_for
-from runtime.dist import Dist
-from petgen.synthetic import write_corpus
+from petgen.build.pipeline import build
+from petgen.content.synthetic import write_corpus
+from petgen.contract.schemas import schema_for
+from runtime.builds.dist import Dist
 from runtime.understanding import FLOOR, Ranking, answer, understand
 from tests.conftest import REPO
 

@@ -17,9 +17,9 @@ from jsonschema import Draft202012Validator
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from petgen.build import build
-from petgen.schemas import schema_for
-from petgen.text import slugify
+from petgen.build.pipeline import build
+from petgen.content.text import slugify
+from petgen.contract.schemas import schema_for
 from runtime.webhooks.operator import invite
 from runtime.webhooks.sqlite_store import SQLiteStore
 from runtime.webhooks.store import SQLITE_FILE

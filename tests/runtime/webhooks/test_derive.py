@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from runtime.dist import Dist
+from runtime.builds.dist import Dist
 from runtime.webhooks.derive import Plan, Record, dist_items, plan_events
 from tests.runtime.webhooks.support import EVENT_SCHEMAS, Site
 

@@ -8,7 +8,7 @@ import re
 import anyio
 import pytest
 
-from petgen.events import SUBSCRIBER_URL
+from petgen.contract.events import SUBSCRIBER_URL
 from runtime.webhooks.destinations import (
     Policy,
     Refused,

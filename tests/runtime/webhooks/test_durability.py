@@ -19,7 +19,7 @@ import httpx
 import orjson
 import pytest
 
-from runtime.dist import Dist
+from runtime.builds.dist import Dist
 from runtime.webhooks.derive import Item, Record, dist_items, plan_events
 from runtime.webhooks.sqlite_store import SQLiteStore
 from runtime.webhooks.store import SQLITE_FILE

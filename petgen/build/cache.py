@@ -1,0 +1,185 @@
+"""A content-addressed cache of parsed and checked entries, so that a build parses only what changed.
+
+Parsing and the per-entry checks are a pure function of an entry file's path and bytes, and of the
+code that parses them. The cache maps `blake2b(path, bytes)` to that function's result (the entry
+and its problems), under a directory named by a fingerprint of the code (petgen's own sources and
+the versions of Python and PyYAML): a changed parser never sees results of an older one.
+
+Results are stored in chunk files of pickled `(key, entry, problems)` records, exactly the bytes a
+parse worker sends back to the build, so filling the cache costs one file write per chunk and no
+extra serialisation. Chunks no current file uses are deleted after each load, and chunks that are
+mostly unused, or too many, are compacted, so a content directory's cache stays close to its size.
+
+Beside each chunk, `pages-<context>/<chunk>` keeps the rendered pages of its entries, each with the
+key it was rendered for (the entry file, its related entries' titles); the context is everything
+else a page depends on (site, taxonomy, templates, code). See `petgen.emit.entries`.
+
+The cache is a local, private directory (`.petgen/cache` by default) that only petgen writes;
+like any pickle it must not be shared with untrusted parties. A missing, unreadable or corrupt
+cache is never an error: the build parses the files again and writes a fresh one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import shutil
+import sys
+import tempfile
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from petgen.build.dist import read_file
+
+Record = tuple[str, Any, list]  # (key, entry or None, problems)
+Packed = tuple[str, bytes, frozenset[str]]  # (chunk name, pickled records, keys of the entries to take)
+MAX_CHUNKS = 256  # more chunks than this (many small changes) are compacted
+
+
+def chunk_size(count: int) -> int:
+    """Entries per chunk, the unit of work of the parse and page workers: enough chunks for every
+    core to get several (so the work stays balanced), at most 1,000 entries, at least 50."""
+    return max(50, min(1000, count // ((os.cpu_count() or 1) * 8)))
+
+
+def entry_key(path: str, raw: bytes) -> str:
+    """The cache key of an entry file: its path (problems name it) and its bytes."""
+    digest = hashlib.blake2b(path.encode(), digest_size=16)
+    digest.update(b"\0")
+    digest.update(raw)
+    return digest.hexdigest()
+
+
+@cache
+def fingerprint(*packages: str) -> str:
+    """A hash of the code that decides a cached result: the sources of `packages` (petgen itself when
+    none are given), the Python version and PyYAML's."""
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(f"{sys.version}\0{yaml.__version__}\0".encode())
+    root = Path(__file__).parents[2]
+    for package in packages or ("petgen",):
+        for source in sorted((root / package).rglob("*.py")):
+            digest.update(f"{source.relative_to(root)}\0".encode() + source.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` in one rename; a cache that cannot be written costs speed, never the build."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+class EntryCache:
+    """Parsed entries by key, loaded from and saved to `directory` (None: a cache that keeps nothing)."""
+
+    def __init__(self, directory: Path | None, content_dir: Path) -> None:
+        # One directory per content directory, so that two sites sharing a cache never evict each other.
+        site = hashlib.blake2b(str(content_dir.resolve()).encode(), digest_size=6).hexdigest()
+        self.root = directory / f"entries-{fingerprint()}" / site if directory is not None else None
+        self.records: dict[str, tuple[Any, list]] = {}
+        self._chunks: dict[str, list[str]] = {}  # chunk file name -> keys it holds
+        self.blobs: dict[str, bytes] = {}  # chunk name -> its pickled records, as read or written
+        self.hits = 0
+        if self.root is not None:
+            self._load()
+
+    def _load(self) -> None:
+        assert self.root is not None
+        try:
+            names = sorted(os.listdir(self.root))
+        except OSError:
+            return
+        for name in names:
+            if not name.endswith(".pickle"):
+                continue
+            try:
+                blob = read_file(self.root / name)
+                records: list[Record] = pickle.loads(blob)
+            except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss; remove it
+                with contextlib.suppress(OSError):
+                    os.unlink(self.root / name)
+                continue
+            self._chunks[name] = [key for key, _, _ in records]
+            self.blobs[name] = blob
+            for key, entry, problems in records:
+                self.records[key] = (entry, problems)
+
+    def get(self, key: str) -> tuple[Any, list] | None:
+        found = self.records.get(key)
+        if found is not None:
+            self.hits += 1
+        return found
+
+    def add_chunk(self, blob: bytes) -> list[Record]:
+        """Take a pickled list of records (from a parse worker): remember it, store it, return it."""
+        records: list[Record] = pickle.loads(blob)
+        for key, entry, problems in records:
+            self.records[key] = (entry, problems)
+        if records:
+            name = hashlib.blake2b(blob, digest_size=12).hexdigest() + ".pickle"
+            self._chunks[name] = [key for key, _, _ in records]
+            self.blobs[name] = blob
+            if self.root is not None:
+                self._write(name, blob)
+        return records
+
+    def packed(self, in_use: list[str]) -> list[Packed]:
+        """The chunks holding the entries in use, each with the keys to take from it (every key once):
+        what the page workers unpickle instead of inheriting the build's objects."""
+        wanted = set(in_use)
+        packed = []
+        for name, keys in self._chunks.items():
+            mine = frozenset(k for k in keys if k in wanted)
+            if mine:
+                wanted -= mine
+                packed.append((name, self.blobs[name], mine))
+        return packed
+
+    def _write(self, name: str, blob: bytes) -> None:
+        assert self.root is not None
+        if not self.root.is_dir():
+            try:
+                self.root.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                return
+            for old in self.root.parent.parent.glob("entries-*"):  # results of another petgen version
+                if old != self.root.parent:
+                    shutil.rmtree(old, ignore_errors=True)
+        write_atomic(self.root / name, blob)
+
+    def prune(self, in_use: set[str]) -> None:
+        """Delete chunks none of whose entries is in use any more; when a third of what is stored is
+        unused, or there are many chunks, rewrite what is in use as fresh chunks of `chunk_size`."""
+        if self.root is None:
+            return
+        stored = sum(len(keys) for keys in self._chunks.values())
+        unused = stored - len(in_use & self.records.keys())
+        compact = (unused and 3 * unused >= stored) or len(self._chunks) > MAX_CHUNKS
+        for name, keys in list(self._chunks.items()):
+            if compact or not any(key in in_use for key in keys):
+                del self._chunks[name]
+                del self.blobs[name]
+                for path in (self.root / name, *(pages / name for pages in self.root.glob("pages-*"))):
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        pass
+        if compact:
+            live = [(key, *self.records[key]) for key in sorted(in_use) if key in self.records]
+            size = chunk_size(len(live))
+            for start in range(0, len(live), size):
+                self.add_chunk(pickle.dumps(live[start:start + size], protocol=pickle.HIGHEST_PROTOCOL))

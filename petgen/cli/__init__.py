@@ -1,0 +1,1 @@
+"""The `petgen` command line: thin commands that parse options and call one library function."""

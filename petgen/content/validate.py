@@ -1,0 +1,413 @@
+"""Validate loaded entries against the vocabularies, each other and the content guide.
+
+Hard rules (the schema) are errors. The guide's soft rules (lengths, keyword lists, examples
+that show the name, repeated sentences, IPA characters) are warnings, which `--strict` turns into
+errors. Placeholder text (TODO, FIXME, Lorem …, as `petgen new` writes) is always an error: a
+half-written entry must never be published.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable
+
+import numpy as np
+
+from petgen.content.model import (
+    EVERY_REGION,
+    FACETS,
+    SINGLE_VALUED,
+    SUPRAREGIONAL,
+    Category,
+    Entry,
+    Facets,
+    Mood,
+    did_you_mean,
+)
+from petgen.content.problems import Problems
+from petgen.content.text import slugify, word_count
+from petgen.search.index import words
+
+EXAMPLES = 4
+CATEGORIES_PER_ENTRY = (1, 4)
+MOODS_PER_ENTRY = (1, 4)
+FAQ_ITEMS = (2, 3)
+KEYWORDS = (4, 12)
+ORIGIN_WORDS = (60, 180)
+USAGE_WORDS = (40, 150)
+MIN_ENTRIES_PER_CATEGORY = 8
+RELATIONSHIPS_PER_ENTRY = (1, 4)
+CAUTION_CHARS = 240
+# Voice: no phrase of this many words (the title replaced by a placeholder) in more entries than this.
+PHRASE_WORDS = 5
+MAX_PHRASE_ENTRIES = 12
+SINGULAR = {"categories": "category", "moods": "mood"}
+TITLE_MARK = "\x00"  # stands for the entry's own name in a phrase
+_PHRASE_WORD = re.compile(r"\w+")
+
+# IPA letters and diacritics used for German and common loanwords (no slashes or brackets).
+IPA_CHARS = frozenset(
+    "abdefhijklmnoprstuvwxyz"
+    "ɐɑɒæɛəɪʊʏøœɔʌɜçŋʃʒʁʀɾɹχʔθðɡɲʎʝβɣʋɫɨʉɯɘɵɤɞʕħɦɬɮɭɳɽʂʐʈɖɟʑɕ"
+    "ːˑˈˌ\u032f\u0303\u0329\u0325\u02b0\u02b7\u0361. \u203f"
+)
+PLACEHOLDER = re.compile(r"\b(TODO|FIXME|TBD|XXX|lorem ipsum|lorem)\b", re.IGNORECASE)
+_PLACEHOLDER_WORDS = ("todo", "fixme", "tbd", "xxx", "lorem")  # a cheap test before the regex
+# A sentence ends at . ! ? … before a capital or an opening quote, but not after an ordinal ("18. Jahrhundert").
+SENTENCE_END = re.compile(r"(?<=[.!?…])(?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")
+def fold(text: str) -> str:
+    """Fold for loose comparison, exactly as the search engine folds: case, umlauts and their ae/oe/ue
+    spellings, accents, punctuation, runs of spaces."""
+    return " ".join(words(text))
+
+
+def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems,
+             files: set[str] | None = None, facets: Facets | None = None) -> None:
+    """Check entries against the vocabularies and each other (`check_entry_alone` ran at parse time).
+
+    `files` are the slugs of every entry file, also those that failed to load: a link to one of them
+    is not reported again (its own errors say what is wrong).
+    """
+    themes = {c.slug for c in categories if c.facet is None}
+    aliases = {c.slug: c for c in categories if c.facet is not None}
+    mood_slugs = {m.slug for m in moods}
+    slugs = {e.slug for e in entries} | (files or set())
+    vocabularies = {name: set(facets.slugs(name)) for name in FACETS} if facets else {}
+    check_aliases(list(aliases.values()), vocabularies, problems)
+    for entry in entries:
+        check_entry(entry, themes, mood_slugs, slugs, problems, aliases=aliases)
+        if vocabularies:
+            check_facets(entry, vocabularies, problems)
+    check_variants(entries, problems)
+    check_gender_families(entries, problems)
+    check_repeated_sentences(entries, problems)
+    check_repeated_phrases(entries, problems)
+
+
+def _count(entry: Entry, key: str, values: list, bounds: tuple[int, int], problems: Problems, *, warning: bool = False) -> None:
+    low, high = bounds
+    if not low <= len(values) <= high:
+        want = f"exactly {low}" if low == high else f"{low}–{high}"
+        problems.add(entry.path, entry.line_of(key), f"{key} has {len(values)} item{'s' if len(values) != 1 else ''}; "
+                     f"{want} expected", warning=warning)
+
+
+def _vocabulary(entry: Entry, key: str, values: list[str], known: set[str], source: str, problems: Problems) -> None:
+    if len(set(values)) == len(values) and known.issuperset(values):  # the common case, without a loop
+        return
+    seen: set[str] = set()
+    for i, value in enumerate(values):
+        line = entry.line_of(f"{key}[{i}]")
+        if value in seen:
+            problems.add(entry.path, line, f"{key} lists '{value}' twice")
+        seen.add(value)
+        if value not in known:
+            hint = did_you_mean(value, known) or f"allowed: {', '.join(sorted(known))} (see {source})"
+            problems.add(entry.path, line, f"unknown {SINGULAR.get(key, key)} '{value}'", hint)
+
+
+def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[str], problems: Problems,
+                aliases: dict[str, Category] | None = None) -> None:
+    """Schema rules that need the vocabularies and the other entries' slugs."""
+    path = entry.path
+    themes = categories
+    for i, slug in enumerate(entry.categories):
+        alias = (aliases or {}).get(slug)
+        if alias is not None and alias.facet is not None:
+            name, value = alias.facet
+            problems.add(path, entry.line_of(f"categories[{i}]"), f"'{slug}' is no longer a category to list: it is "
+                         f"derived from the {name} facet", f"remove it from categories and write {name}: "
+                         f"{'a region' if value == EVERY_REGION else value}")
+            themes = themes | {slug}  # reported once, here
+    _vocabulary(entry, "categories", entry.categories, themes, "categories.yml", problems)
+    _vocabulary(entry, "moods", entry.moods, moods, "moods.yml", problems)
+    for i, slug in enumerate(entry.related):
+        line = entry.line_of(f"related[{i}]")
+        if slug == entry.slug:
+            problems.add(path, line, "related lists the entry itself")
+        elif slug not in slugs:
+            problems.add(path, line, f"related entry '{slug}' does not exist",
+                         did_you_mean(slug, slugs - {entry.slug}) or "related takes slugs of other entries")
+
+
+def check_aliases(aliases: list[Category], vocabularies: dict[str, set[str]], problems: Problems) -> None:
+    """An alias category's `facet: name=value` names a value of facets.yml (or `region=*`)."""
+    for alias in aliases:
+        assert alias.facet is not None
+        name, value = alias.facet
+        known = vocabularies.get(name)
+        if known and value not in known and not (name == "region" and value == EVERY_REGION):
+            problems.add("categories.yml", 1, f"category '{alias.slug}': facet {name}={value} names no value of "
+                         f"facets.yml", did_you_mean(value, known) or f"values: {', '.join(sorted(known))}")
+
+
+def check_facets(entry: Entry, vocabularies: dict[str, set[str]], problems: Problems) -> None:
+    """Every facet value from facets.yml; `ueberregional` stands alone."""
+    for name in FACETS:
+        known = vocabularies.get(name)
+        if not known:
+            continue
+        value = getattr(entry, name)
+        if name in SINGLE_VALUED:
+            if value not in known:
+                problems.add(entry.path, entry.line_of(name), f"unknown {name} '{value}'",
+                             did_you_mean(value, known) or f"allowed: {', '.join(sorted(known))} (see facets.yml)")
+        else:
+            _vocabulary(entry, name, value, known, "facets.yml", problems)
+    if SUPRAREGIONAL in entry.region and len(entry.region) > 1:
+        problems.add(entry.path, entry.line_of("region"), f"region lists '{SUPRAREGIONAL}' with other regions",
+                     f"write either [{SUPRAREGIONAL}] or the regions where the name is at home")
+
+
+def check_gender_families(entries: list[Entry], problems: Problems) -> None:
+    """Related entries (a word family) agree on `gender`, unless the entry says why in `genderNote`."""
+    by_slug = {e.slug: e for e in entries}
+    for entry in entries:
+        if entry.genderNote:
+            continue
+        for i, slug in enumerate(entry.related):
+            other = by_slug.get(slug)
+            if other is not None and other.gender != entry.gender and not other.genderNote:
+                problems.add(entry.path, entry.line_of("gender"), f"gender '{entry.gender}' differs from the related "
+                             f"entry '{slug}' ({other.gender})", "make the word family agree, or say in genderNote "
+                             "why this name is used differently")
+                break
+
+
+def check_entry_alone(entry: Entry, problems: Problems) -> None:
+    """Rules one entry can be checked against on its own (run in the parse workers)."""
+    path = entry.path
+    entry.sentences = sentence_keys(entry)  # compared across entries later, in `validate`
+    entry.name_keys = name_keys(entry)  # likewise
+    entry.phrases = phrase_hashes(entry)  # likewise
+    expected = slugify(entry.title)
+    if entry.slug != expected:
+        problems.add(path, entry.line_of("title"), f"file name '{entry.slug}.md' is not the slug of its title "
+                     f"'{entry.title}'", f"rename the file to '{expected}.md'")
+    _count(entry, "examples", entry.examples, (EXAMPLES, EXAMPLES), problems)
+    _count(entry, "categories", entry.categories, CATEGORIES_PER_ENTRY, problems)
+    _count(entry, "moods", entry.moods, MOODS_PER_ENTRY, problems)
+    _count(entry, "faq", entry.faq, FAQ_ITEMS, problems)
+    _count(entry, "relationship", entry.relationship, RELATIONSHIPS_PER_ENTRY, problems)
+    if not entry.region:
+        problems.add(path, entry.line_of("region"), "region is empty", f"write [{SUPRAREGIONAL}] or the regions "
+                     "where the name is at home")
+    if entry.caution is not None and (len(entry.caution) > CAUTION_CHARS or len(SENTENCE_END.split(entry.caution)) > 1):
+        problems.add(path, entry.line_of("caution"), "caution should be one sentence (at most "
+                     f"{CAUTION_CHARS} characters)", "say when not to use the name, in one sentence", warning=True)
+    if entry.lastReviewed < entry.datePublished:
+        problems.add(path, entry.line_of("lastReviewed"), f"lastReviewed {entry.lastReviewed} is before "
+                     f"datePublished {entry.datePublished}")
+
+    # Soft rules from the content guide (placeholders excepted: see the module docstring).
+    _count(entry, "keywords", entry.keywords, KEYWORDS, problems, warning=True)
+    if entry.keywords and not any(_ascii_words(k) for k in entry.keywords):
+        problems.add(path, entry.line_of("keywords"), "keywords have no English (ASCII-only) term",
+                     "add English glosses such as 'sweetheart', 'bear', 'cuddly'", warning=True)
+    for key, bounds in (("origin", ORIGIN_WORDS), ("usage", USAGE_WORDS)):
+        words = word_count(getattr(entry, key))
+        if not bounds[0] <= words <= bounds[1]:
+            heading = "Herkunft" if key == "origin" else "Verwendung"
+            problems.add(path, entry.line_of(key), f"'## {heading}' has {words} words; {bounds[0]}–{bounds[1]} expected",
+                         warning=True)
+    bad_ipa = sorted({c for c in entry.ipa if c not in IPA_CHARS})
+    if bad_ipa:
+        shown = " ".join(f"'{c}' (U+{ord(c):04X})" for c in bad_ipa)
+        problems.add(path, entry.line_of("ipa"), f"ipa contains characters outside the IPA set: {shown}",
+                     "no slashes or brackets; use IPA letters such as ɛ ə ʁ ç ː ˈ", warning=True)
+    forms = name_forms(entry)
+    for i, example in enumerate(entry.examples):
+        if not mentions(example, forms):
+            problems.add(path, entry.line_of(f"examples[{i}]"), f"example {i + 1} does not contain '{entry.title}' "
+                         "or one of its variants", warning=True)
+    everything = "\n".join(text for _, text in _texts(entry, all_fields=True)).lower()
+    if any(word in everything for word in _PLACEHOLDER_WORDS) and PLACEHOLDER.search(everything):
+        reported: set[tuple[int, str]] = set()  # a list written on one line is reported once
+        for key, text in _texts(entry, all_fields=True):
+            match = PLACEHOLDER.search(text)
+            field, line = key.split("[")[0], entry.line_of(key)
+            if match and (line, field) not in reported:
+                reported.add((line, field))
+                word = match.group(0)
+                problems.add(path, line, f"placeholder text '{word}' in {field}",
+                             f"replace the {word} text with the entry's real content (petgen new writes "
+                             "placeholders to fill in)")
+
+
+def _ascii_words(keyword: str) -> bool:
+    return keyword.isascii() and any(part.isalpha() for part in keyword.split())
+
+
+def _texts(entry: Entry, *, all_fields: bool = False) -> Iterable[tuple[str, str]]:
+    """The entry's prose (for repeated sentences); with `all_fields`, every text (for placeholders)."""
+    yield "title", entry.title
+    if all_fields:
+        yield "pronunciation", entry.pronunciation
+        yield "ipa", entry.ipa
+        for key in ("variants", "keywords", "related"):
+            for i, value in enumerate(getattr(entry, key)):
+                yield f"{key}[{i}]", value
+    yield "meaning", entry.meaning
+    yield "origin", entry.origin
+    yield "usage", entry.usage
+    for i, example in enumerate(entry.examples):
+        yield f"examples[{i}]", example
+    for i, item in enumerate(entry.faq):
+        yield f"faq[{i}].question", item["question"]
+        yield f"faq[{i}].answer", item["answer"]
+
+
+def name_keys(entry: Entry) -> tuple[str, ...]:
+    """The title and each variant, folded (computed once at parse time, for `check_variants`)."""
+    return tuple(fold(name) for name in [entry.title, *entry.variants])
+
+
+def name_forms(entry: Entry) -> list[list[str]]:
+    """The name and its variants as folded word stems (`Süße` → `suss`, so `Süßer` matches)."""
+    forms = []
+    for key in entry.name_keys or name_keys(entry):
+        words = key.split()
+        if words:
+            forms.append([w[:-1] if len(w) > 4 and w[-1] in "en" else w for w in words])
+    return forms
+
+
+def mentions(text: str, forms: list[list[str]]) -> bool:
+    """True if every word of one form occurs in the text (inside compounds too)."""
+    folded = fold(text)
+    return any(all(word in folded for word in form) for form in forms)
+
+
+def check_variants(entries: list[Entry], problems: Problems) -> None:
+    """A variant of one entry must never be another entry's title; siblings go into `related`."""
+    keys = [entry.name_keys or name_keys(entry) for entry in entries]
+    titles = {key[0]: entry for entry, key in zip(entries, keys)}
+    for entry, key in zip(entries, keys):
+        for i, variant in enumerate(entry.variants):
+            other = titles.get(key[i + 1])
+            if other is not None and other is not entry:
+                problems.add(entry.path, entry.line_of(f"variants[{i}]"), f"variant '{variant}' is the title of "
+                             f"another entry ({other.path})", f"remove it from variants and add '{other.slug}' to related")
+
+
+_WORD_CHAR = re.compile(r"\w")
+
+
+def has_five_words(text: str) -> bool:
+    """True if five whitespace-separated tokens in a row contain a letter or digit (linear time; the
+    equivalent regex backtracks badly on short sentences)."""
+    run = 0
+    for token in text.split():
+        if _WORD_CHAR.search(token) is None:
+            run = 0
+            continue
+        run += 1
+        if run == 5:
+            return True
+    return False
+
+
+def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
+    """(field, comparison key, sentence) for every sentence of five or more words, once per entry."""
+    result = []
+    own: set[str] = set()
+    for key, text in _texts(entry):
+        if key == "title" or (key.startswith("faq") and text.endswith("?")):
+            continue
+        for sentence in SENTENCE_END.split(text):
+            norm = " ".join(sentence.casefold().split()).rstrip(".!?… ")
+            if norm in own or not has_five_words(norm):
+                continue
+            own.add(norm)
+            result.append((key, norm, sentence))
+    return result
+
+
+def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
+    """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
+    first_seen: dict[str, Entry] = {}
+    for entry in entries:
+        for key, norm, sentence in entry.sentences or sentence_keys(entry):
+            other = first_seen.setdefault(norm, entry)
+            if other is not entry:
+                problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
+                             f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
+
+
+def phrase_words(entry: Entry) -> list[list[str]]:
+    """The folded words of each prose text (meaning, origin, usage, examples, FAQ), the entry's own name
+    and variants replaced by one placeholder, so formulas repeated around different names compare equal."""
+    names = sorted((_PHRASE_WORD.findall(name.casefold()) for name in [entry.title, *entry.variants]), key=len,
+                   reverse=True)
+    result = []
+    for key, text in _texts(entry):
+        if key == "title":
+            continue
+        found = _PHRASE_WORD.findall(text.casefold())
+        out: list[str] = []
+        i = 0
+        while i < len(found):
+            for name in names:
+                if name and found[i:i + len(name)] == name:
+                    out.append(TITLE_MARK)
+                    i += len(name)
+                    break
+            else:
+                out.append(found[i])
+                i += 1
+        result.append(out)
+    return result
+
+
+def _phrase_hash(phrase: tuple[str, ...]) -> int:
+    """A stable 63-bit hash (the same in every worker process, unlike `hash()`)."""
+    digest = hashlib.blake2b("\x1f".join(phrase).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
+
+
+def phrase_hashes(entry: Entry) -> tuple[int, ...]:
+    """Every distinct phrase of PHRASE_WORDS words in the entry's prose, hashed."""
+    seen: set[int] = set()
+    for found in phrase_words(entry):
+        for i in range(len(found) - PHRASE_WORDS + 1):
+            seen.add(_phrase_hash(tuple(found[i:i + PHRASE_WORDS])))
+    return tuple(sorted(seen))
+
+
+def repeated_phrases(entries: list[Entry], *, top: int | None = None,
+                     minimum: int = MAX_PHRASE_ENTRIES + 1) -> list[tuple[str, list[Entry]]]:
+    """Phrases in at least `minimum` entries, most widespread first: (phrase with `X` for the name, entries)."""
+    if not entries:
+        return []
+    all_hashes = np.concatenate([np.asarray(e.phrases or phrase_hashes(e), dtype=np.int64) for e in entries])
+    values, counts = np.unique(all_hashes, return_counts=True)
+    order = np.argsort(-counts, kind="stable")
+    wanted = [int(values[i]) for i in order if counts[i] >= minimum][:top]
+    if not wanted:
+        return []
+    users: dict[int, list[Entry]] = {h: [] for h in wanted}
+    texts: dict[int, str] = {}
+    for entry in entries:
+        mine = set(entry.phrases or phrase_hashes(entry)) & users.keys()
+        if not mine:
+            continue
+        for h in mine:
+            users[h].append(entry)
+        for found in phrase_words(entry):
+            for i in range(len(found) - PHRASE_WORDS + 1):
+                phrase = tuple(found[i:i + PHRASE_WORDS])
+                h = _phrase_hash(phrase)
+                if h in mine and h not in texts:
+                    texts[h] = " ".join("X" if w == TITLE_MARK else w for w in phrase)
+    return [(texts[h], users[h]) for h in wanted]
+
+
+def check_repeated_phrases(entries: list[Entry], problems: Problems) -> None:
+    """No phrase of five words (the name replaced by a placeholder) in more than MAX_PHRASE_ENTRIES entries."""
+    for phrase, users in repeated_phrases(entries):
+        first = users[0]
+        shown = ", ".join(e.slug for e in users[:5]) + (" …" if len(users) > 5 else "")
+        problems.add(first.path, first.line_of("usage"), f"the phrase '{phrase}' is in {len(users)} entries "
+                     f"(at most {MAX_PHRASE_ENTRIES}): {shown}", "say what is particular to each name instead of a "
+                     "formula; `petgen stats` lists the most repeated phrases", warning=True)

@@ -1,0 +1,254 @@
+"""The browsable taxonomy of the site: a page for every category, mood, relationship, region and
+language (names as cards, paginated), an overview page per kind, and the A–Z index.
+
+`Browse` knows every list's URL and members; the entry pages use it for their facet pills and the
+home page for its entry points. A card is rendered once per entry (plain string formatting, not a
+template) and joined into every list it belongs to, so 10,000 entries cost 10,000 cards, not one per
+list membership.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from markupsafe import Markup, escape
+
+from petgen.build.dist import HTML, DistWriter
+from petgen.content.kb import KnowledgeBase
+from petgen.content.model import FILTER_FACETS, Entry, Site
+from petgen.content.text import collation_key
+from petgen.contract.resources import entry_url, list_route
+from petgen.emit.templating import environment, script_json
+
+PAGE_SIZE = 48  # cards per list page: about 20 KB of HTML, 40 KB with the stylesheet and script
+AZ_PAGE_SIZE = 200  # names per A–Z page (title links only): under 40 KB with the stylesheet and script
+
+
+@dataclass(frozen=True)
+class Kind:
+    """One kind of list: where its pages live and what the site calls it."""
+
+    name: str  # "category", "mood" or a facet name (the /api/names filter)
+    segment: str  # path segment of its pages
+    title: str  # heading of its overview page
+    intro: str  # one sentence on the overview page
+
+
+KINDS = (
+    Kind("category", "categories", "Themen", "Kosenamen nach Themen: von Tieren über Süßes bis zu Märchenfiguren."),
+    Kind("mood", "moods", "Stimmungen", "Wie ein Kosename klingt: zärtlich, frech, romantisch oder nostalgisch."),
+    Kind("relationship", "relationships", "Für wen", "Kosenamen für Partnerin und Partner, Kinder, Freunde und die Familie."),
+    Kind("region", "regions", "Regionen", "Kosenamen aus den Mundarten: von Bayern bis an die Nordsee."),
+    Kind("language", "languages", "Sprachen", "Kosenamen, die das Deutsche aus anderen Sprachen übernommen hat."),
+)
+KIND = {k.name: k for k in KINDS}
+
+
+@dataclass
+class ListPage:
+    """One value of one kind: a category, a mood or a facet value, with its entries."""
+
+    kind: Kind
+    slug: str
+    title: str
+    description: str
+    entries: list[Entry]
+    emoji: str = ""
+    moods: tuple[str, ...] = ()  # a category's typical moods
+
+    @property
+    def label(self) -> str:
+        return f"{self.emoji} {self.title}" if self.emoji else self.title
+
+
+class Browse:
+    """Every list of the site and the URLs between them."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.base = kb.site.base_url
+        # Facet values that an alias category stands for link to that category (`gender=sie` → Für sie).
+        self.alias_of = {facet: slug for slug, facet in kb.aliases.items()}
+        # The lookups of `pills`, made here: the page workers, forked later, use them read-only.
+        self.categories = {c.slug: c for c in kb.categories}
+        self.moods = {m.slug: m for m in kb.moods}
+        self.titles = {f: {v.slug: v.title for v in values} for f, values in kb.facets.values.items()}
+
+    def url(self, kind: str, slug: str) -> str:
+        return f"{self.base}/{KIND[kind].segment}/{slug}/"
+
+    def overview_url(self, kind: str) -> str:
+        return f"{self.base}/{KIND[kind].segment}/"
+
+    @cached_property
+    def lists(self) -> dict[str, list[ListPage]]:
+        """Every list by kind, in the editors' order, each with its entries in list (A–Z) order."""
+        kb = self.kb
+        lists: dict[str, list[ListPage]] = {"category": [
+            ListPage(KIND["category"], c.slug, c.title, c.description, kb.in_category(c.slug), c.emoji, tuple(c.moods))
+            for c in kb.categories]}
+        by_mood: dict[str, list[Entry]] = {m.slug: [] for m in kb.moods}
+        by_facet: dict[str, dict[str, list[Entry]]] = {f: {v.slug: [] for v in kb.facets.values.get(f, [])}
+                                                       for f in FILTER_FACETS}
+        for entry in kb.entries:
+            for mood in entry.moods:
+                by_mood.setdefault(mood, []).append(entry)
+            for facet, groups in by_facet.items():
+                value = getattr(entry, facet)
+                for v in value if isinstance(value, list) else [value]:
+                    if v in groups:
+                        groups[v].append(entry)
+        lists["mood"] = [ListPage(KIND["mood"], m.slug, m.title, m.description, by_mood[m.slug]) for m in kb.moods]
+        for facet in ("relationship", "region", "language"):
+            lists[facet] = [ListPage(KIND[facet], v.slug, v.title, v.description, by_facet[facet][v.slug])
+                            for v in kb.facets.values.get(facet, [])]
+        return lists
+
+    def pills(self, entry: Entry) -> dict[str, list[dict[str, str | None]]]:
+        """The entry's categories, moods and facet values as links to their pages (gender: its alias category)."""
+        categories, moods, titles = self.categories, self.moods, self.titles
+        pills: dict[str, list[dict[str, str | None]]] = {
+            "categories": [{"label": f"{categories[c].emoji} {categories[c].title}", "url": self.url("category", c)}
+                           for c in entry.categories if c in categories],
+            "moods": [{"label": moods[m].title, "url": self.url("mood", m)} for m in entry.moods if m in moods],
+        }
+        for facet in FILTER_FACETS:
+            value = getattr(entry, facet)
+            pills[facet] = []
+            for v in value if isinstance(value, list) else [value]:
+                if v not in titles.get(facet, {}):
+                    continue
+                alias = self.alias_of.get((facet, v))
+                if facet in KIND:
+                    url: str | None = self.url(facet, v)
+                else:
+                    url = self.url("category", alias) if alias else None
+                pills[facet].append({"label": titles[facet][v], "url": url})
+        return pills
+
+    @property
+    def mood_titles(self) -> dict[str, str]:
+        return {slug: mood.title for slug, mood in self.moods.items()}
+
+    @cached_property
+    def cards(self) -> dict[str, str]:
+        """Each entry's card (title, meaning, moods), rendered once."""
+        moods = self.mood_titles
+        cards = {}
+        for e in self.kb.entries:
+            mood_text = " · ".join(moods.get(m, m) for m in e.moods)
+            cards[e.slug] = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{escape(e.title)}</a></h3>'
+                             f'<p>{escape(e.meaning)}</p><p class="moods">{escape(mood_text)}</p></li>')
+        return cards
+
+    @cached_property
+    def by_letter(self) -> dict[str, list[Entry]]:
+        """The entries by A–Z letter (`initial`), letters in order."""
+        groups: dict[str, list[Entry]] = {}
+        for entry in self.kb.entries:
+            groups.setdefault(initial(entry), []).append(entry)
+        return dict(sorted(groups.items()))
+
+    @property
+    def letters(self) -> list[tuple[str, str, int]]:
+        """(letter, URL of its page, number of names) for every letter that has names."""
+        return [(letter, f"{self.base}/a-z/{letter_slug(letter)}/", len(entries))
+                for letter, entries in self.by_letter.items()]
+
+    def tiles(self, kind: str) -> list[dict[str, Any]]:
+        """The lists of one kind as tiles (label, count, url); empty lists left out."""
+        return [{"slug": page.slug, "label": page.label, "count": len(page.entries), "url": self.url(kind, page.slug)}
+                for page in self.lists[kind] if page.entries]
+
+
+def pagination(url: str, total: int, size: int, number: int) -> dict[str, Any]:
+    """Page `number` of a list of `total` items at `url` (page 1) and `url` + `n/` (page n); the links to show:
+    the first and last page and two on either side of this one, `(None, "")` for a gap."""
+    count = max(1, -(-total // size))
+    shown = sorted({1, count, *range(max(1, number - 2), min(count, number + 2) + 1)})
+    links: list[tuple[int | None, str]] = []
+    for previous, n in zip([0, *shown], shown):
+        if n > previous + 1:
+            links.append((None, ""))  # a gap: "…"
+        links.append((n, url if n == 1 else f"{url}{n}/"))
+    return {"number": number, "count": count, "links": links,
+            "prev": (url if number == 2 else f"{url}{number - 1}/") if number > 1 else None,
+            "next": f"{url}{number + 1}/" if number < count else None}
+
+
+def term_set(name: str, description: str, url: str, entries: list[Entry], site: Site) -> str:
+    """JSON-LD for a list page: a DefinedTermSet with the names it shows."""
+    return script_json({
+        "@context": "https://schema.org", "@type": "DefinedTermSet", "name": name, "description": description,
+        "url": url, "inLanguage": site.language,
+        "hasDefinedTerm": [{"@type": "DefinedTerm", "name": e.title, "url": entry_url(site, e.slug)} for e in entries],
+    })
+
+
+def api_path(page: ListPage) -> str:
+    """The JSON behind a list page."""
+    if page.kind.name == "category":
+        return f"/api/categories/{page.slug}"
+    return list_route({page.kind.name: page.slug})
+
+
+def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
+    """Write every list page (paginated), one overview page per kind, and the A–Z index."""
+    env = environment(kb.site)
+    template = env.get_template("list.html")
+    site = kb.site
+    cards = browse.cards
+    for kind in KINDS:
+        for page in browse.lists[kind.name]:
+            url = browse.url(kind.name, page.slug)
+            moods = [{"label": browse.mood_titles[m], "url": browse.url("mood", m)} for m in page.moods
+                     if m in browse.mood_titles]
+            count = max(1, -(-len(page.entries) // PAGE_SIZE))
+            for number in range(1, count + 1):
+                shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
+                pages = pagination(url, len(page.entries), PAGE_SIZE, number)
+                canonical = url if number == 1 else f"{url}{number}/"
+                html = template.render(
+                    site=site, page=page, kind=kind, canonical=canonical, pagination=pages, moods=moods, size=PAGE_SIZE,
+                    overview=browse.overview_url(kind.name), api=api_path(page),
+                    cards=Markup("".join(cards[e.slug] for e in shown)),
+                    jsonld=term_set(page.label, page.description, canonical, shown, site))
+                rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
+                writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+        overview = env.get_template("overview.html").render(
+            site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=browse.tiles(kind.name),
+            jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], site))
+        writer.add_file(f"/{kind.segment}/", f"{kind.segment}/index.html", overview.encode(), HTML)
+    emit_az(kb, writer, browse)
+
+
+def initial(entry: Entry) -> str:
+    """The A–Z letter of an entry: the first letter of its collation key (umlauts as base letters), `#` else."""
+    first = collation_key(entry.title)[0][:1]
+    return first if "a" <= first <= "z" else "#"
+
+
+def letter_slug(letter: str) -> str:
+    return "0-9" if letter == "#" else letter
+
+
+def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
+    """/a-z/ (the letters with their counts, also at /names/, canonical /a-z/) and /a-z/{letter}/ (the names,
+    as links, paginated)."""
+    template = environment(kb.site).get_template("az.html")
+    groups = browse.by_letter
+    for letter, url, _ in [(None, f"{browse.base}/a-z/", 0), *browse.letters]:
+        entries = groups.get(letter, []) if letter else []
+        count = max(1, -(-len(entries) // AZ_PAGE_SIZE))
+        for number in range(1, count + 1):
+            pages = pagination(url, len(entries), AZ_PAGE_SIZE, number)
+            canonical = url if number == 1 else f"{url}{number}/"
+            shown = entries[(number - 1) * AZ_PAGE_SIZE:number * AZ_PAGE_SIZE]
+            html = template.render(site=kb.site, letter=letter, letters=browse.letters, names=shown, pagination=pages,
+                                   canonical=canonical, total=len(kb.entries))
+            rel = canonical.removeprefix(browse.base + "/")
+            writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+            if letter is None:  # /names/ (the parent of every entry's page) shows the same letters
+                writer.add_file("/names/", "names/index.html", html.encode(), HTML)

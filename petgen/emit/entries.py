@@ -1,0 +1,122 @@
+"""Write every entry's Name JSON and page, in parallel worker processes for large knowledge bases.
+
+Workers are forked after the knowledge base is loaded and take the page lookups (titles for related
+links, the taxonomy, the site) from the parent. The entries themselves they unpickle from the chunks
+the loader read from the cache or received from the parse workers (`KnowledgeBase.packed`): objects
+inherited from the parent would be copied page by page as soon as a worker touched them, which
+costs more than unpickling a private copy. Each worker sends back only the route records.
+
+With a cache, a chunk's rendered pages are kept beside it (petgen/build/cache.py) with the key each was
+rendered for; a page whose entry file, related titles and context are unchanged is written from
+there instead of being rendered again.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import shutil
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from petgen.build.cache import Packed, write_atomic
+from petgen.build.dist import DistWriter, read_file
+from petgen.content.kb import KnowledgeBase
+from petgen.content.model import Site
+from petgen.emit.api import emit_name
+from petgen.emit.site import PageRenderer
+
+PARALLEL_THRESHOLD = 1000
+KEEP_PAGE_CONTEXTS = 3
+_shared: tuple[Site, PageRenderer, Path, Path | None] | None = None  # set in the parent before forking
+
+Result = tuple[dict[str, dict[str, str]], int, int]  # routes, files written, entries written
+
+
+def _emit_packed(task: Packed) -> Result:
+    """Write the entries of one chunk; take their pages from the page cache where nothing changed."""
+    assert _shared is not None
+    site, pages, root, pages_dir = _shared
+    name, blob, keys = task
+    writer = DistWriter(root)
+    cached: dict[str, tuple[str, bytes]] = {}
+    if pages_dir is not None:
+        try:
+            cached = pickle.loads(read_file(pages_dir / name))
+        except Exception:  # noqa: BLE001 - missing or damaged: render the pages again
+            cached = {}
+    fresh: dict[str, tuple[str, bytes]] = {}
+    for key, entry, _ in pickle.loads(blob):
+        if key not in keys or entry is None:
+            continue
+        emit_name(entry, site, writer)
+        page_key = pages.page_key(key, entry)
+        hit = cached.get(key)
+        fresh[key] = (page_key, pages.emit(entry, writer, hit[1] if hit and hit[0] == page_key else None))
+    if pages_dir is not None and fresh != cached:
+        write_atomic(pages_dir / name, pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL))
+    return writer.routes, writer.files, len(fresh)
+
+
+def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
+                 meanwhile: Callable[[], None] | None = None, progress: Callable[[int], None] | None = None) -> None:
+    """Write each entry's `/api/names/{slug}` and `/names/{slug}/`.
+
+    With workers, `meanwhile` (the rest of the emission) runs in this process while they work.
+    """
+    global _shared
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    count = len(kb.entries)
+    pages = PageRenderer(kb)
+    _shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
+    parallel = (workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
+                and "fork" in multiprocessing.get_all_start_methods())
+    try:
+        if not parallel:
+            results = [_emit_packed(task) for task in kb.packed]
+            if meanwhile:
+                meanwhile()
+        else:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                futures = [pool.submit(_emit_packed, task) for task in kb.packed]
+                if meanwhile:
+                    meanwhile()
+                for future in as_completed(futures):
+                    if progress:
+                        progress(future.result()[2])
+                results = [f.result() for f in futures]
+    finally:
+        _shared = None
+    if sum(emitted for _, _, emitted in results) != count:
+        raise RuntimeError(f"{count} entries loaded but {sum(r[2] for r in results)} written")
+    for routes, files, _ in results:
+        writer.merge(routes, files)
+
+
+def _prepare_page_cache(kb: KnowledgeBase, pages: PageRenderer) -> Path | None:
+    """Make the page cache for this build's context (site, taxonomy, templates, code) and return it.
+
+    The caches of the two contexts used before it are kept (a `petgen dev` on localhost and a
+    production `petgen build` alternate without rendering everything again); older ones are removed.
+    """
+    if kb.cache_root is None:
+        return None
+    current = kb.cache_root / f"pages-{pages.context_key}"
+    try:
+        current.mkdir(parents=True, exist_ok=True)
+        os.utime(current)
+    except OSError:
+        return None
+    others = sorted((p for p in kb.cache_root.glob("pages-*") if p != current), key=_mtime, reverse=True)
+    for old in others[KEEP_PAGE_CONTEXTS - 1:]:
+        shutil.rmtree(old, ignore_errors=True)
+    return current
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -1,0 +1,138 @@
+"""Emit the human pages: one per entry (its `url`), the home page, the search page and the 404 page
+(the list pages come from petgen/emit/browse.py, /docs from petgen/emit/guide.py)."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cached_property
+from importlib import resources
+
+import orjson
+from markupsafe import Markup
+
+from petgen.build.cache import fingerprint
+from petgen.build.dist import HTML, DistWriter
+from petgen.content.kb import KnowledgeBase
+from petgen.content.model import Entry, FacetValue
+from petgen.contract.resources import entry_url
+from petgen.emit.browse import Browse, emit_lists
+from petgen.emit.templating import emit_assets, environment, markdown, script_json
+
+
+class PageRenderer:
+    """Renders entry pages; holds the lookups every page needs."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.site = kb.site
+        self.template = environment(kb.site).get_template("name.html")
+        self.categories = {c.slug: c for c in kb.categories}
+        self.moods = {m.slug: m for m in kb.moods}
+        self.facets = {name: {v.slug: v for v in values} for name, values in kb.facets.values.items()}
+        self.titles = {e.slug: e.title for e in kb.entries}
+        self.browse = Browse(kb)
+
+    @cached_property
+    def context_key(self) -> str:
+        """A hash of everything a page depends on besides its entry and its related entries' titles:
+        the site, the taxonomy, the templates and the code (with the versions of the Markdown renderer and Jinja)."""
+        from importlib.metadata import version
+
+        digest = hashlib.blake2b(digest_size=10)
+        digest.update(orjson.dumps([self.site.__dict__, [c.__dict__ for c in self.categories.values()],
+                                    [m.__dict__ for m in self.moods.values()],
+                                    {n: [v.__dict__ for v in vs.values()] for n, vs in self.facets.items()},
+                                    [version(package) for package in ("cmarkgfm", "jinja2", "markupsafe")]]))
+        digest.update(fingerprint().encode())
+        for template in sorted((resources.files("petgen.emit") / "templates").iterdir(), key=lambda t: t.name):
+            digest.update(template.name.encode() + b"\0" + template.read_bytes())
+        return digest.hexdigest()
+
+    def page_key(self, entry_key: str, entry: Entry) -> str:
+        """What one entry's page depends on within the context: its file, and its related entries' titles."""
+        return hashlib.blake2b("\0".join([entry_key, *(self.titles[s] for s in entry.related)]).encode(),
+                               digest_size=12).hexdigest()
+
+    def emit(self, entry: Entry, writer: DistWriter, html: bytes | None = None) -> bytes:
+        """Write one entry's page at its `url` (called per entry by `emit_entries`); return it.
+
+        `html` is the page as rendered by an earlier build with the same `page_key`, if there was one.
+        """
+        if html is None:
+            html = self.render(entry)
+        writer.add_file(f"/names/{entry.slug}/", f"names/{entry.slug}/index.html", html, HTML)
+        return html
+
+    def facets_of(self, entry: Entry) -> dict[str, list[FacetValue]]:
+        """The entry's facet values as vocabulary items (title, description), by facet."""
+        found: dict[str, list[FacetValue]] = {}
+        for name, values in self.facets.items():
+            value = getattr(entry, name)
+            found[name] = [values[v] for v in (value if isinstance(value, list) else [value]) if v in values]
+        return found
+
+    def render(self, entry: Entry) -> bytes:
+        site = self.site
+        url = entry_url(site, entry.slug)
+        pills = self.browse.pills(entry)
+        jsonld = {
+            "@context": "https://schema.org", "@type": "DefinedTerm", "name": entry.title,
+            "description": entry.meaning, "url": url, "inLanguage": site.language,
+            "license": site.license["url"],
+            "inDefinedTermSet": {"@type": "DefinedTermSet", "name": site.name, "url": site.base_url + "/"},
+        }
+        html = self.template.render(
+            site=site, entry=entry, url=url, origin_html=markdown(entry.origin), usage_html=markdown(entry.usage),
+            related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
+            facets=self.facets_of(entry), pills=pills, canonical=url, jsonld=script_json(jsonld),
+            breadcrumbs=[("Start", site.base_url + "/"), *[(p["label"], p["url"]) for p in pills["categories"][:1]],
+                         (entry.title, None)],
+        )
+        return html.encode()
+
+
+def featured(kb: KnowledgeBase, count: int = 6) -> list[Entry]:
+    """A few names for the home page: from each theme (not the aliases), in the editors' order, its most
+    linked entry (most `related`, then A–Z) that was not picked yet."""
+    picked: dict[str, Entry] = {}
+    for category in kb.categories:
+        if category.facet is not None:
+            continue
+        candidates = [e for e in kb.in_category(category.slug) if e.slug not in picked]
+        if candidates:
+            best = min(candidates, key=lambda e: -len(e.related))
+            picked[best.slug] = best
+        if len(picked) == count:
+            break
+    return list(picked.values())
+
+
+def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
+    """Write the assets, the list pages, the home page, the search page and the 404 page."""
+    env = environment(kb.site)
+    site, base = kb.site, kb.site.base_url
+    emit_assets(writer)
+    browse = Browse(kb)
+    emit_lists(kb, writer, browse)
+    search_action = {
+        "@context": "https://schema.org", "@type": "WebSite", "name": site.name, "url": base + "/",
+        "description": site.description, "inLanguage": site.language,
+        "license": site.license["url"],
+        "potentialAction": {"@type": "SearchAction",
+                            "target": {"@type": "EntryPoint", "urlTemplate": base + "/search/?q={search_term_string}"},
+                            "query-input": "required name=search_term_string"},
+    }
+    tiles = {kind: browse.tiles(kind) for kind in ("category", "mood", "relationship", "region", "language")}
+    aliases = kb.aliases
+    themes = [t for t in tiles["category"] if t["slug"] not in aliases]
+    relationships = tiles["relationship"] + [t for t in tiles["category"] if aliases.get(t["slug"], ("",))[0] == "gender"]
+    home = env.get_template("index.html").render(
+        site=site, canonical=base + "/", total=len(kb.entries), featured=Markup("".join(
+            browse.cards[e.slug] for e in featured(kb))),
+        themes=themes, relationships=relationships, moods=tiles["mood"],
+        regions=[t for t in tiles["region"] if t["slug"] != "ueberregional"],
+        languages=[t for t in tiles["language"] if t["slug"] != "deutsch"],
+        jsonld=script_json(search_action))
+    writer.add_file("/", "index.html", home.encode(), HTML)
+    search = env.get_template("search.html").render(site=site, canonical=base + "/search/", letters=browse.letters)
+    writer.add_file("/search/", "search/index.html", search.encode(), HTML)
+    writer.add_file(None, "404.html", env.get_template("404.html").render(site=site).encode(), HTML)

@@ -1,0 +1,96 @@
+"""Templates and assets shared by every page: the Jinja environment, the hashed assets, Markdown, dates,
+JSON for script elements."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import cmarkgfm
+import orjson
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from petgen.build.dist import CSS, DistWriter, content_hash
+from petgen.content.model import Site
+
+# The site's static assets: template file -> (stem of the hashed path, extension, content type). Each is
+# written once as `assets/<name>.<hash>.<ext>` (immutable) and shared by every page.
+ASSETS = {
+    "css": ("site.css", "assets/site", "css", CSS),
+    "js": ("search.js", "assets/search", "js", "text/javascript; charset=utf-8"),
+    "icon": ("favicon.svg", "assets/icon", "svg", "image/svg+xml"),
+    "og": ("og.png", "assets/og", "png", "image/png"),
+}
+
+
+def asset_files() -> dict[str, tuple[str, bytes]]:
+    """Each asset's hashed path (without the leading slash) and bytes (read again each time: a long-running
+    `petgen dev` picks up an edited stylesheet or script with its next build)."""
+    found = {}
+    for name, (source, stem, ext, _) in ASSETS.items():
+        data = (resources.files("petgen.emit") / "templates" / source).read_bytes()
+        found[name] = (f"{stem}.{content_hash(data)}.{ext}", data)
+    return found
+
+
+def stylesheet() -> tuple[str, bytes]:
+    """The site's stylesheet: its hashed path (immutable, shared by every page) and its bytes."""
+    return asset_files()["css"]
+
+
+def emit_assets(writer: DistWriter) -> None:
+    """Write the stylesheet, the search script, the icon and the share image."""
+    for name, (path, data) in asset_files().items():
+        _, stem, ext, content_type = ASSETS[name]
+        writer.add_hashed(None, stem, data, content_type, ext=ext)
+
+
+_MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
+           "November", "Dezember")
+
+
+def german_date(iso: str) -> str:
+    """`2026-11-22` → `22. November 2026`."""
+    year, month, day = iso.split("-")
+    return f"{int(day)}. {_MONTHS[int(month) - 1]} {year}"
+
+
+def environment(site: Site) -> Environment:
+    """The Jinja environment of every page of `site`, with the parts that depend on the site alone (head
+    tags, header, footer) rendered once, as `chrome`, instead of once per page."""
+    # auto_reload off: templates do not change during a build, and Jinja would otherwise check the
+    # parent template's file on every page it renders (two system calls per page).
+    env = Environment(loader=PackageLoader("petgen.emit", "templates"), autoescape=select_autoescape(["html"]),
+                      undefined=StrictUndefined, keep_trailing_newline=True, auto_reload=False)
+    # Root-relative, unlike the other links: a deploy preview (served from another host, built with
+    # the production base URL) must load its own stylesheet, which production may not have yet.
+    env.globals["stylesheet"] = "/" + stylesheet()[0]
+    env.globals["assets"] = {name: "/" + path for name, (path, _) in asset_files().items()}
+    env.globals["canonical"] = None
+    env.filters["german_date"] = german_date
+    parts = env.get_template("_chrome.html").make_module({"site": site})
+    env.globals["chrome"] = {name: Markup(getattr(parts, name)()) for name in ("head", "top", "search", "foot_start",
+                                                                                "foot_end")}
+    return env
+
+
+def markdown(text: str) -> str:
+    """Render editor Markdown to HTML; raw HTML in the source is omitted, not passed through, and links
+    to javascript:, vbscript:, file: and data: URLs (other than images) lose their target."""
+    return cmarkgfm.github_flavored_markdown_to_html(text)
+
+
+# Inside <script> the HTML parser ends the element at `</script` and changes state at `<!--`, whatever
+# the JSON means; a line separator ends a JavaScript string in older engines. Escaped, the text holds
+# none of them and parses to the same value (these characters only ever occur inside JSON strings).
+_SCRIPT_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
+def script_json(data: object) -> str:
+    """JSON for a `<script type="application/ld+json">` element: no markup can end or bend the element.
+    (Five `replace` calls: `str.translate` with a mapping costs a dictionary lookup per character.)"""
+    text = orjson.dumps(data).decode()
+    for char, escaped in _SCRIPT_ESCAPES:
+        if char in text:
+            text = text.replace(char, escaped)
+    return text

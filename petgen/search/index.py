@@ -1,0 +1,175 @@
+"""The search engine: one module for both sides (ARCHITECTURE.md, contract 4).
+
+The build calls `build_index` and writes the result as shards by term prefix (as Pagefind does);
+the runtime reads the shards back into a `SearchIndex` and queries it. Queries and documents go
+through the same `analyze`, so a query is normalised exactly as the documents were.
+
+Normalisation: NFC, case folding, `ß→ss`, accents stripped, umlauts folded to their base letters
+and the umlaut-less spellings `ae/oe/ue` too (`Bärchen`, `Baerchen`, `barchen` → `barchen`),
+punctuation and hyphens split words. Each word is indexed as itself (for prefix and typo
+matching), by its German and English Snowball stems (exact matching), and, for compounds, by the
+known words it starts or ends with (`Zuckermaus` → `zucker`, `maus`).
+
+The query side (loading the shards, scores in 0..1, the caps on a query's cost) is
+petgen/search/query.py.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import snowballstemmer
+
+from petgen.content.text import strip_accents
+
+INDEX_VERSION = 1
+FIELDS = ("title", "variants", "keywords", "meaning")
+WEIGHTS = {"title": 8.0, "variants": 5.0, "keywords": 3.0, "meaning": 1.0}
+# Match confidences the query side multiplies a field's confidence by (petgen/search/query.py); a prefix
+# counts 0.5 + 0.4 × the typed share of the word, so "prefix" here is its most.
+QUALITY = {"exact": 1.0, "stem": 0.9, "prefix": 0.9, "compound": 0.65, "typo1": 0.6, "typo2": 0.5}
+
+STOPWORDS = frozenset(
+    "der die das des dem den ein eine einer einen einem eines und oder mit fur von zu zum zur im in am an auf "
+    "ist sind es er sie ihr wir ich du mich dich sich als auch so wie the a an and or of to for with is are my "
+    "me you your it its on in at be".split()
+)
+
+_WORD = re.compile(r"[^\W_]+")
+_UMLAUT = str.maketrans({"ä": "a", "ö": "o", "ü": "u", "ß": "ss"})
+_DIGRAPHS = (("ae", "a"), ("oe", "o"), ("ue", "u"))
+_german = snowballstemmer.stemmer("german")
+_english = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def fold_word(word: str) -> str:
+    """One lowercase word folded: umlauts and their ae/oe/ue spellings to base letters, no accents."""
+    word = strip_accents(word.translate(_UMLAUT))
+    for digraph, base in _DIGRAPHS:
+        word = word.replace(digraph, base)
+    return word
+
+
+def words(text: str) -> list[str]:
+    """The folded words of a text, in order."""
+    return [fold_word(w) for w in _WORD.findall(unicodedata.normalize("NFC", text).casefold())]
+
+
+@lru_cache(maxsize=65536)
+def stems(word: str) -> tuple[str, ...]:
+    """German and English Snowball stems of a folded word (one if they agree)."""
+    german, english = _german.stemWord(word), _english.stemWord(word)
+    return (german,) if german == english else (german, english)
+
+
+def analyze(text: str) -> list[str]:
+    """Words to search for: folded, without stopwords (unless nothing else is left)."""
+    found = words(text)
+    kept = [w for w in found if w not in STOPWORDS]
+    return kept or found
+
+
+# ---------------------------------------------------------------------------------------------
+# Build side
+
+
+@dataclass
+class Document:
+    slug: str
+    title: str
+    meaning: str
+    url: str
+    fields: dict[str, list[str]]  # field -> its texts
+    terms: dict[str, float] | None = None  # `document_terms(fields)`, if computed already
+
+
+def document_terms(fields: dict[str, list[str]]) -> dict[str, float]:
+    """Each word of a document once, at the weight of the best field it occurs in."""
+    seen: dict[str, float] = {}
+    for name in FIELDS:
+        weight = WEIGHTS[name]
+        for text in fields.get(name, []):
+            for word in analyze(text):
+                if seen.get(word, 0.0) < weight:
+                    seen[word] = weight
+    return seen
+
+
+def _add(postings: dict[str, dict[int, float]], term: str, doc: int, weight: float) -> None:
+    row = postings.setdefault(term, {})
+    if row.get(doc, 0.0) < weight:
+        row[doc] = weight
+
+
+def build_index(documents: list[Document]) -> dict[str, Any]:
+    """Index documents; return {"docs", "stems", "words", "parts"}, postings as `[docs, weights]`."""
+    stem_post: dict[str, dict[int, float]] = {}
+    word_post: dict[str, dict[int, float]] = {}
+    part_post: dict[str, dict[int, float]] = {}
+    doc_words: list[dict[str, float]] = []
+    for doc, document in enumerate(documents):
+        seen = document.terms if document.terms is not None else document_terms(document.fields)
+        for word, weight in seen.items():
+            word_post.setdefault(word, {})[doc] = weight
+            for stem in stems(word):
+                row = stem_post.setdefault(stem, {})
+                if row.get(doc, 0.0) < weight:
+                    row[doc] = weight
+        doc_words.append(seen)
+    # Compound parts: known words (from titles, variants, keywords) a longer word starts or ends with,
+    # and, for names (titles and variants), every tail of four letters or more (`Quatschkopf` → `kopf`).
+    known = {w for w, postings in word_post.items() if len(w) >= 3 and
+             any(weight > WEIGHTS["meaning"] for weight in postings.values())}
+    parts_of: dict[tuple[str, bool], list[str]] = {}  # most words recur across documents
+    for doc, seen in enumerate(doc_words):
+        for word, weight in seen.items():
+            if len(word) < 6:
+                continue
+            key = (word, weight >= WEIGHTS["variants"])
+            parts = parts_of.get(key)
+            if parts is None:
+                parts = parts_of[key] = compound_parts(word, known, tails=key[1])
+            for part in parts:
+                _add(part_post, part, doc, weight)
+    return {
+        "docs": [[d.slug, d.title, d.meaning, d.url] for d in documents],
+        "stems": _freeze(stem_post),
+        "words": _freeze(word_post),
+        "parts": _freeze(part_post),
+    }
+
+
+def compound_parts(word: str, known: set[str], *, tails: bool = False) -> list[str]:
+    """Known words of three letters or more at the start or end of a longer word; with `tails`, also
+    every ending of four letters or more after a head of three (the last part of a compound)."""
+    if len(word) < 6:
+        return []
+    parts = {word[:i] for i in range(3, len(word) - 2) if word[:i] in known}
+    parts |= {word[i:] for i in range(3, len(word) - 2) if word[i:] in known or (tails and len(word) - i >= 4)}
+    return sorted(parts)
+
+
+def _freeze(postings: dict[str, dict[int, float]]) -> dict[str, list[list[float]]]:
+    """Postings as `[docs, weights]`: two flat lists, docs ascending (they were added in doc order)."""
+    return {term: [list(row), list(row.values())] for term, row in postings.items()}
+
+
+def shard_key(term: str) -> str:
+    """Terms are sharded by their first two characters (one shard for very short terms)."""
+    return term[:2] if len(term) >= 2 else "_"
+
+
+def shard(index: dict[str, Any]) -> dict[str, dict[str, dict[str, list[list[float]]]]]:
+    """Split the postings into shards: {key: {"stems": …, "words": …, "parts": …}}."""
+    shards: dict[str, dict[str, dict[str, list[list[float]]]]] = {}
+    for kind in ("stems", "words", "parts"):
+        for term, postings in index[kind].items():
+            shards.setdefault(shard_key(term), {"stems": {}, "words": {}, "parts": {}})[kind][term] = postings
+    return dict(sorted(shards.items()))
+
+

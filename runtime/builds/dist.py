@@ -1,0 +1,147 @@
+"""The built dist/ as the runtime holds it: the route table, the name summaries and the search index.
+
+The files themselves stay on disk and are read when a request needs them (runtime/builds/files.py); every
+file of a build is read through the directory handle this build was loaded from, so a reload sees
+one build only, even while `petgen build` swaps the next one in.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from petgen.build.dist import MANIFEST
+from petgen.content.lexicon import Lexicon
+from petgen.content.model import Site
+from petgen.search.index import words
+from petgen.search.query import SearchIndex
+from runtime.builds.files import BuildDir, Headers, LargeFile, Routes, StaticFile, prepared_file
+from runtime.builds.routes import RouteTable
+from runtime.builds.summaries import Summaries
+
+__all__ = ["Dist", "DistNotFound", "Headers", "LargeFile", "StaticFile", "load_search_index", "prepared_file"]
+
+STATIC_CACHE = 16 * 1024 * 1024  # bytes of small files kept in memory per build (PETGEN_STATIC_CACHE_MB)
+
+
+class DistNotFound(Exception):
+    """dist/ is missing or incomplete: run `petgen build`."""
+
+
+@dataclass
+class Dist:
+    root: Path
+    manifest: dict[str, Any]
+    site: Site
+    routes: Routes  # clean routes (path or path?query) and hashed file paths
+    items: Summaries  # name summaries in list order
+    categories: list[str]
+    moods: list[str]
+    aliases: dict[str, tuple[str, str]]  # alias category -> (facet, value)
+    facets: dict[str, list[str]]  # filterable facet -> its values
+    facet_counts: dict[str, dict[str, int]]
+    source_hash: str
+    newest_review: str
+    not_found_html: bytes
+    search: SearchIndex
+    lexicon_index: Lexicon
+    bots: list[dict[str, Any]] = field(default_factory=list)  # name, quota, keys (kid, x): see petgen/content/bots.py
+
+    @cached_property
+    def slugs(self) -> set[str]:
+        return set(self.items.slugs())
+
+    def mask(self, kind: str, value: str) -> np.ndarray:
+        """Documents as a boolean array over all documents: `kind` is "mood", "category" or a facet."""
+        key = (kind, value)
+        found = self._masks.get(key)
+        if found is None:
+            found = np.zeros(len(self.items), dtype=bool)
+            found[self.items.with_value(kind, value)] = True  # the summaries' filter index (runtime/builds/summaries.py)
+            self._masks[key] = found
+        return found
+
+    @cached_property
+    def _masks(self) -> dict[tuple[str, str], np.ndarray]:
+        return {}
+
+    @cached_property
+    def classic_mask(self) -> np.ndarray:
+        """1.0 for the classics (category klassiker), 0.0 for the others."""
+        return self.mask("category", "klassiker").astype(np.float64)
+
+    @cached_property
+    def docs_by_title(self) -> dict[str, list[int]]:
+        """Entry titles as folded words (`Honey Bunny` → `honey bunny`) -> their documents."""
+        found: dict[str, list[int]] = {}
+        for doc, title in enumerate(self.items.titles()):
+            found.setdefault(" ".join(words(title)), []).append(doc)
+        return found
+
+    @cached_property
+    def title_words(self) -> frozenset[str]:
+        return frozenset(self.docs_by_title)
+
+    @classmethod
+    def load(cls, root: Path, static_cache: int = STATIC_CACHE) -> Dist:
+        """Read the manifest, the summaries and the search index (not the files the routes name); raise
+        DistNotFound if dist is unusable."""
+        try:
+            build = BuildDir(root)
+            manifest = orjson.loads(build.read(MANIFEST))
+            table = RouteTable(manifest.pop("routes"))  # the parsed routes are dropped before the next parse
+            data = orjson.loads(build.read(manifest["data"]))
+            aliases = {slug: (facet[0], facet[1]) for slug, facet in data["aliases"].items()}
+            vocabulary = {"category": data["categories"], "mood": data["moods"], **data["facets"]}
+            items = Summaries(data.pop("items"), vocabulary, aliases)
+            not_found = build.read(manifest["notFound"])
+            search = load_search_index(build.path, manifest)  # through the handle: the same build
+        except (OSError, KeyError, ValueError) as exc:
+            raise DistNotFound(f"{root} is not a complete build ({exc}); run `petgen build`") from exc
+        routes = Routes(build, table, static_cache)
+        return cls(root=root, manifest=manifest, site=Site(**data["site"]), routes=routes, items=items,
+                   categories=data["categories"], moods=data["moods"],
+                   aliases=aliases,
+                   facets=data["facets"], facet_counts=data["facetCounts"], source_hash=data["sourceHash"],
+                   newest_review=data["newestReview"], not_found_html=not_found, search=search,
+                   lexicon_index=Lexicon.from_data(data.get("lexicon", {})), bots=data.get("bots", []))
+
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+
+
+def limit_malloc_arenas(arenas: int = 2) -> None:
+    """At most `arenas` malloc arenas (glibc makes up to 8 per core, one per thread that allocates while
+    another does, each reserving 64 MB of address space and fragmenting apart). The runtime's threads
+    (the MCP import, webhook and reload workers) take turns under the GIL anyway; with one arena each,
+    a process limited in address space (`ulimit -v`) aborted in the MCP import. Like MALLOC_ARENA_MAX=2,
+    which, when set, wins."""
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    try:
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, arenas)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def trim_heap() -> None:
+    """Give the memory freed after a load back to the system (glibc keeps freed heap otherwise: the
+    parsed manifest and summaries are tens of MB at 50,000 entries)."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
+def load_search_index(root: Path, manifest: dict[str, Any]) -> SearchIndex:
+    """Read the index manifest and every shard it lists (the same files a browser could fetch)."""
+    index = orjson.loads((root / manifest["search"].lstrip("/")).read_bytes())
+    shards = (orjson.loads((root / path.lstrip("/")).read_bytes()) for path in index["shards"].values())
+    return SearchIndex.from_shards(index["docs"], shards)
