@@ -14,7 +14,7 @@ from typing import cast
 from petgen import __version__
 from petgen.api import DATA_FILE, emit_api
 from petgen.discovery import emit_openapi_and_discovery
-from petgen.dist import DistWriter, manifest_stamp, new_build_dir, swap_in
+from petgen.dist import DistWriter, manifest_stamp, new_build_dir, retire, swap_in, sweep
 from petgen.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes
 from petgen.incremental import BuildState, TreeWriter, load_state, release, save_state, spare_path, target_tree
 from petgen.kb import KnowledgeBase, load_knowledge_base
@@ -117,8 +117,9 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     if outputs.cache_dir is not None:
-        if state is None:
-            shutil.rmtree(spare, ignore_errors=True)  # a tree of an unknown build
+        if state is None and spare.exists():
+            retire(spare)  # a tree of an unknown build
+        sweep(out_dir)
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=writer.written, live_stamp=manifest_stamp(out_dir),
             spare=state.live if state else None, spare_stamp=state.live_stamp if state else None,
@@ -146,6 +147,7 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
         raise
     finally:
         release(target)
+    sweep(out_dir)
     save_state(outputs.cache_dir, out_dir, BuildState(
         live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
         entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()}))

@@ -22,6 +22,7 @@ TEXT = "text/plain; charset=utf-8"
 CSS = "text/css; charset=utf-8"
 
 MANIFEST = "_manifest.json"
+RETIRED = ".retired-"  # prefix of trees moved aside until no runtime reads them
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=60, must-revalidate"
 
@@ -224,7 +225,27 @@ def swap_in(tmp: Path, out: Path, *, keep: Path | None = None) -> None:
     if keep is None:
         shutil.rmtree(old.parent if old != tmp else old, ignore_errors=True)
     elif old != keep:
-        shutil.rmtree(keep, ignore_errors=True)
+        if keep.exists():
+            retire(keep)
         os.rename(old, keep)
         if old != tmp:
             shutil.rmtree(old.parent, ignore_errors=True)
+
+
+def retire(tree: Path) -> None:
+    """Move a build's tree aside, to be deleted by `sweep` once no runtime holds it (`lock_tree`)."""
+    os.rename(tree, tempfile.mkdtemp(prefix=f"{RETIRED}{tree.name}-", dir=tree.parent))
+
+
+def sweep(out: Path) -> None:
+    """Delete the retired trees beside `out` that no runtime holds any more."""
+    for old in out.parent.glob(f"{RETIRED}*"):
+        try:
+            fd = os.open(old, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            continue
+        try:
+            if lock_tree(fd, exclusive=True, wait=False):
+                shutil.rmtree(old, ignore_errors=True)
+        finally:
+            os.close(fd)
