@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import gc
+import multiprocessing
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -83,10 +86,31 @@ class Outputs:
 
     def emit_rest(self, writer: DistWriter) -> None:
         """The list pages, search index, site and discovery documents (while the entries are written)."""
+        self.emit_data(writer)
+        emit_site(self.kb, writer)
+
+    def emit_data(self, writer: DistWriter) -> None:
+        """The JSON list pages, the search index and the discovery documents."""
         emit_api(self.kb, writer)
         emit_search_index(self.kb, writer)
-        emit_site(self.kb, writer)
         emit_openapi_and_discovery(self.kb, writer, self.cache_dir)
+
+    def emit_rest_in_parallel(self, writer: TreeWriter) -> None:
+        """`emit_rest` in two processes where it can fork: the data in a child, the site in this one."""
+        global _forked
+        if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            self.emit_rest(writer)
+            return
+        _forked = (self, writer)
+        try:
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+                future = pool.submit(_emit_data_forked)
+                emit_site(self.kb, writer)
+                routes, written, changed = future.result()
+        finally:
+            _forked = None
+        writer.merge(routes, written)
+        writer.changed += changed
 
 
     def emit_index_files(self, writer: DistWriter) -> None:
@@ -94,6 +118,18 @@ class Outputs:
         `_redirects` and `_headers`."""
         emit_sitemap(self.kb, writer)
         emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies)
+
+
+_forked: tuple[Outputs, TreeWriter] | None = None  # set in the parent before forking
+
+
+def _emit_data_forked() -> tuple[dict[str, dict], dict[str, str], int]:
+    """`Outputs.emit_data` in a forked child, into the same tree; the routes and files go back to the parent."""
+    assert _forked is not None
+    outputs, parent = _forked
+    writer = TreeWriter(parent.root, present=parent.present, source=parent.source)
+    outputs.emit_data(writer)
+    return writer.routes, writer.written, writer.changed
 
 
 def few_changed(keys: dict[str, str], state: BuildState) -> bool:
@@ -137,7 +173,7 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
             save_state(outputs.cache_dir, out_dir, replace(state, spare=None, spare_stamp=None))
         writer = TreeWriter(target.root, present=target.present, source=out_dir)
         emit_changed_entries(outputs.kb, writer, pages, keys, state.entries)
-        outputs.emit_rest(writer)
+        outputs.emit_rest_in_parallel(writer)
         outputs.emit_index_files(writer)
         writer.remove_stale()
         swap_in(target.root, out_dir, keep=spare)
