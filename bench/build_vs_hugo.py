@@ -1,14 +1,20 @@
 """`petgen build` vs Hugo on the same 10,000 synthetic entries, side by side in one run.
 
-    python bench/build_vs_hugo.py [--count 10000] [--rounds 3]
+    python bench/build_vs_hugo.py [--count 10000] [--rounds 3] [--baseline DIR] [--write-docs]
 
 Hugo (Debian's `hugo`) renders every entry to one HTML and one JSON page from the very same
 Markdown files; petgen builds its whole dist (JSON, pages, list pages, manifest) twice per round:
 cold (`--no-cache`: every entry parsed and checked) and with its cache of parsed entries filled by
 an earlier build of the same content (what an editor's rebuild or a CI job with a restored cache
-does). Each contender runs `--rounds` times, alternating, into a fresh output directory; the table
-shows the median wall time, the median CPU time (user + system, all processes) and the peak
-resident memory (from /usr/bin/time).
+does). A third petgen contender measures the rebuild after one edited entry: before each of its runs
+one entry of its own copy of the corpus is edited (its meaning, alternately two ways), then
+`petgen build` with the cache rebuilds the same output directory incrementally (petgen/build/incremental.py).
+Each contender runs `--rounds` times, alternating, into a fresh output directory (the one-edit rebuild
+into its own, kept); the table shows the median wall time, the median CPU time (user + system, of the
+whole process tree) and the peak resident memory of the whole process tree (worker processes
+included: the RSS of every process in the tree, sampled every 20 ms and summed).
+
+`--write-docs` replaces the table between the markers in docs/benchmarks.md with this run's.
 
 `--baseline DIR` adds another checkout of this repository (say, a worktree of main) as two more
 contenders, cold and cached, run from that directory in the same alternation: a change's cost on the
@@ -18,18 +24,26 @@ same corpus, in the same minutes, on the same machine.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import os
+import platform
+import re
+import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 from petgen.content.synthetic import write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- build_vs_hugo.py: begin -->", "<!-- build_vs_hugo.py: end -->"
+PAGE = os.sysconf("SC_PAGE_SIZE")
 
 HUGO_CONFIG = """baseURL = "https://kosenamen.example/"
 languageCode = "de"
@@ -72,13 +86,66 @@ def settle(seconds: float = 3.0) -> None:
     time.sleep(seconds)
 
 
+def tree_rss(root: int) -> int:
+    """Bytes resident in process `root` and all its descendants now."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    ppid = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        try:
+            with open(f"/proc/{pid}/statm", "rb") as f:
+                total += int(f.read().split()[1]) * PAGE
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
 def timed(command: list[str], cwd: Path | None = None) -> tuple[float, float, float, int]:
-    """Run a command under /usr/bin/time; return (wall, user CPU and system CPU seconds, peak RSS in MB)."""
-    result = subprocess.run(["/usr/bin/time", "-f", "%e %U %S %M", *command], cwd=cwd, capture_output=True, text=True)
-    if result.returncode != 0:
-        sys.exit(f"{command[0]} failed:\n{result.stdout}\n{result.stderr}")
-    wall, user, system, rss = result.stderr.strip().splitlines()[-1].split()
-    return float(wall), float(user), float(system), int(rss) // 1024
+    """Run a command; return (wall, user CPU and system CPU seconds of its whole process tree, peak RSS of the
+    tree in MB, sampled every 20 ms)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    peak, done = 0, threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.02):
+            peak = max(peak, tree_rss(process.pid))
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    stdout, stderr = process.communicate()
+    wall = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if process.returncode != 0:
+        sys.exit(f"{command[0]} failed:\n{stdout.decode()}\n{stderr.decode()[-4000:]}")
+    return wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime, peak // 2**20
+
+
+def edit_one(corpus: Path, run: int) -> None:
+    """Edit one entry's meaning, alternately two ways, so that every run has one changed entry to rebuild."""
+    path = sorted((corpus / "names").glob("*.md"))[len(list((corpus / "names").glob("*.md"))) // 2]
+    text = re.sub(r"^meaning: (Überarbeitet, )?", "meaning: " + ("Überarbeitet, " if run % 2 else ""),
+                  path.read_text(encoding="utf-8"), count=1, flags=re.MULTILINE)
+    path.write_text(text, encoding="utf-8")
+
+
+def versions() -> str:
+    hugo = subprocess.run(["hugo", "version"], capture_output=True, text=True).stdout.split()[1].split("-")[0]
+    return (f"Python {platform.python_version()}, Hugo {hugo}, {os.cpu_count()} cores, {platform.machine()}, "
+            f"{platform.system()} {platform.release()}")
 
 
 def main() -> None:
@@ -86,12 +153,15 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline", type=Path, help="another checkout of petgen to compare with")
+    parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
     args = parser.parse_args()
     if not shutil.which("hugo"):
         sys.exit("hugo not found: apt-get install hugo")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         corpus = write_corpus(root / "corpus", args.count, taxonomy_from=REPO / "content")
+        edited = root / "corpus-edited"
+        shutil.copytree(corpus, edited)
         site = hugo_site(root, corpus)
 
         def commands(run: int) -> dict[str, tuple[list[str], Path | None, Path]]:
@@ -110,12 +180,16 @@ def main() -> None:
                 "hugo": (["hugo", "--quiet", "-d", str(out / "hugo")], site, out / "hugo"),
                 "petgen (cold)": ([*petgen, "--no-cache"], REPO, out / "dist"),
                 "petgen (cached)": ([*petgen, "--cache-dir", str(root / "cache")], REPO, out / "dist"),
+                "petgen (one edit)": ([sys.executable, "-m", "petgen", "build", "--content", str(edited), "--out",
+                                       str(root / "edited" / "dist"), "--cache-dir", str(root / "cache-edited")],
+                                      REPO, root / "edited" / "dist"),
                 **baseline,
             }
 
-        for tool, (command, cwd, _) in commands(0).items():  # fill the caches
-            if tool.endswith("(cached)"):
-                subprocess.run(command, cwd=cwd, check=True, capture_output=True)
+        for tool, (command, cwd, _) in commands(0).items():  # fill the caches (the one-edit tree: twice, for its spare)
+            for _ in range(2 if tool == "petgen (one edit)" else 1):
+                if tool.endswith(("(cached)", "(one edit)")):
+                    subprocess.run(command, cwd=cwd, check=True, capture_output=True)
         results: dict[str, list[tuple[float, float, float, int]]] = {tool: [] for tool in commands(0)}
         files: dict[str, int] = {}
         run = 0
@@ -123,14 +197,37 @@ def main() -> None:
             for tool in results:
                 run += 1
                 command, cwd, out = commands(run)[tool]
+                if tool == "petgen (one edit)":
+                    edit_one(edited, run)
                 settle()
                 results[tool].append(timed(command, cwd=cwd))
                 files[tool] = sum(1 for p in out.rglob("*") if p.is_file())
-    print(f"{args.count} entries, {args.rounds} rounds each, alternating; medians, peak RSS")
-    print(f"{'tool':<18} {'wall s':>7} {'user s':>7} {'sys s':>7} {'peak MB':>8} {'files':>7}")
+    table = render(results, files, args)
+    print(table)
+    if args.write_docs:
+        text = DOCS.read_text(encoding="utf-8")
+        head, rest = text.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        DOCS.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
+        print(f"wrote the table into {DOCS.relative_to(REPO)}")
+
+
+def render(results: dict[str, list[tuple[float, float, float, int]]], files: dict[str, int],
+           args: argparse.Namespace) -> str:
+    command = (f"python bench/build_vs_hugo.py --count {args.count} --rounds {args.rounds}"
+               + (" --baseline DIR" if args.baseline else "") + " --write-docs")
+    hugo_wall = statistics.median(r[0] for r in results["hugo"])
+    hugo_rss = max(r[3] for r in results["hugo"])
+    lines = [f"{args.count:,} entries, run of {dt.date.today().isoformat()} ({versions()}), `{command}`; "
+             f"medians of {args.rounds} alternating rounds, peak RSS of the whole process tree:", "",
+             "| tool | wall time | × Hugo | user CPU | system CPU | peak RSS (tree) | × Hugo | files in the output |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for tool, runs in results.items():
         wall, user, system = (statistics.median(r[i] for r in runs) for i in range(3))
-        print(f"{tool:<18} {wall:>7.2f} {user:>7.2f} {system:>7.2f} {max(r[3] for r in runs):>8} {files[tool]:>7}")
+        rss = max(r[3] for r in runs)
+        lines.append(f"| {tool} | {wall:.2f} s | {wall / hugo_wall:.2f} | {user:.2f} s | {system:.2f} s | {rss} MB | "
+                     f"{rss / hugo_rss:.2f} | {files[tool]:,} |")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

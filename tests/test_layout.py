@@ -15,8 +15,8 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "petgen.content": ("petgen.content", "petgen.search.index", "petgen.build.cache", "petgen.build.dist"),
     "petgen.contract": ("petgen.contract", "petgen.content"),
     "petgen.search": ("petgen.search", "petgen.content.text"),
-    "petgen.emit": ("petgen.emit", "petgen.content", "petgen.contract", "petgen.search", "petgen.build.dist",
-                    "petgen.build.cache", "petgen.__init__"),
+    "petgen.emit": ("petgen.emit", "petgen.content", "petgen.contract", "petgen.search", "petgen.__init__",
+                    "petgen.build.dist", "petgen.build.cache", "petgen.build.incremental"),  # the writers
     "petgen.build": ("petgen.build", "petgen.content", "petgen.contract", "petgen.search", "petgen.emit",
                      "petgen.__init__"),
     "petgen.cli": ("petgen", "runtime"),  # the commands start the runtime and the webhook tools

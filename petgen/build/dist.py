@@ -22,6 +22,7 @@ TEXT = "text/plain; charset=utf-8"
 CSS = "text/css; charset=utf-8"
 
 MANIFEST = "_manifest.json"
+RETIRED = ".retired-"  # prefix of trees moved aside until no runtime reads them
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=60, must-revalidate"
 
@@ -64,13 +65,17 @@ class DistWriter:
 
     root: Path
     routes: dict[str, dict[str, str]] = field(default_factory=dict)
-    files: int = 0
+    written: dict[str, str] = field(default_factory=dict)  # every file of the build -> its content hash
     _dirs: set[str] = field(default_factory=set)
 
-    def _write(self, rel: str, data: bytes) -> None:
+    @property
+    def files(self) -> int:
+        return len(self.written)
+
+    def _write(self, rel: str, data: bytes, etag: str | None = None) -> None:
         self._mkdir(os.path.dirname(rel))
         write_file(os.path.join(self.root, rel), data)
-        self.files += 1
+        self.written[rel] = etag or content_hash(data)
 
     def _mkdir(self, rel: str) -> None:
         """Create a directory of the tree once: one `mkdir` call, its parents first."""
@@ -88,16 +93,17 @@ class DistWriter:
         """Write `stem.<hash>.ext` (immutable) and map `route` to it (or only its own path); return the path."""
         etag = content_hash(data)
         rel = f"{stem}.{etag}.{ext}"
-        self._write(rel, data)
+        self._write(rel, data, etag)
         self._route(route or f"/{rel}", rel, etag, content_type, hashed=True)
         return rel
 
     def add_file(self, route: str | None, rel: str, data: bytes, content_type: str,
                  headers: dict[str, str] | None = None) -> None:
         """Write a file at a fixed path (HTML pages, well-known names), optionally as a route with extra headers."""
-        self._write(rel, data)
+        etag = content_hash(data)
+        self._write(rel, data, etag)
         if route is not None:
-            self._route(route, rel, content_hash(data), content_type, hashed=False, headers=headers)
+            self._route(route, rel, etag, content_type, hashed=False, headers=headers)
 
     def _route(self, route: str, rel: str, etag: str, content_type: str, *, hashed: bool,
                headers: dict[str, str] | None = None) -> None:
@@ -107,12 +113,12 @@ class DistWriter:
         if headers:
             self.routes[route]["headers"] = headers
 
-    def merge(self, routes: dict[str, dict[str, str]], files: int) -> None:
-        """Take over routes written by another writer into the same root (a worker process)."""
+    def merge(self, routes: dict[str, dict[str, str]], written: dict[str, str]) -> None:
+        """Take over routes and files written by another writer into the same root (a worker process)."""
         for route, info in routes.items():
             self._route(route, info["file"], info["etag"], info["type"], hashed=info["hashed"],
                         headers=info.get("headers"))
-        self.files += files
+        self.written.update(written)
 
     def write_manifest(self, extra: dict[str, Any]) -> None:
         """Write `_manifest.json`, then the CDN's `_redirects` and `_headers`, all from the same map."""
@@ -151,6 +157,38 @@ def render_headers(routes: dict[str, dict[str, Any]]) -> str:
     return "\n".join(blocks) + "\n"
 
 
+Stamp = tuple[int, int, int]
+
+
+def manifest_stamp(dist_dir: Path) -> Stamp | None:
+    """What tells one build's manifest from another's (inode, modification time, size); None while there is none."""
+    try:
+        info = os.stat(os.path.join(dist_dir, MANIFEST))
+    except OSError:
+        return None
+    return info.st_ino, info.st_mtime_ns, info.st_size
+
+
+def lock_tree(fd: int, *, exclusive: bool, wait: bool = True) -> bool:
+    """Lock a build's directory (held open as `fd`) until the handle is closed; False if `wait` is off and
+    the lock is held otherwise.
+
+    A runtime holds a shared lock on the build it serves from; `petgen build` reuses the tree of an
+    earlier build only under an exclusive lock (petgen/build/incremental.py), so no runtime ever reads a tree
+    while it is being rewritten. Where there are no locks (not POSIX), True.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: the build never reuses a tree there
+        return True
+    mode = (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | (0 if wait else fcntl.LOCK_NB)
+    try:
+        fcntl.flock(fd, mode)
+    except BlockingIOError:
+        return False
+    return True
+
+
 def new_build_dir(out: Path) -> Path:
     """A fresh directory beside `out`, so the final rename stays on one file system."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -167,23 +205,50 @@ def _exchange(a: Path, b: Path) -> bool:
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
-def swap_in(tmp: Path, out: Path) -> None:
+def swap_in(tmp: Path, out: Path, *, keep: Path | None = None) -> None:
     """Replace `out` with `tmp` so that readers see the old tree or the new one, never a half-written one.
 
     On Linux the two directories are exchanged in one system call; elsewhere two renames leave a
-    moment without `out`, which the runtime's reload tolerates by keeping what it has loaded.
+    moment without `out`, which the runtime's reload tolerates by keeping what it has loaded. The old
+    tree is deleted, or with `keep` moved there (replacing what was there).
     """
     os.chmod(tmp, 0o755)
     if not out.exists():
         os.rename(tmp, out)
         return
     if _exchange(tmp, out):
-        shutil.rmtree(tmp, ignore_errors=True)
-        return
-    old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=out.parent))
-    os.rename(out, old / "dist")
-    os.rename(tmp, out)
-    shutil.rmtree(old, ignore_errors=True)
+        old = tmp
+    else:
+        old = Path(tempfile.mkdtemp(prefix=f".{out.name}-old-", dir=out.parent)) / "dist"
+        os.rename(out, old)
+        os.rename(tmp, out)
+    if keep is None:
+        shutil.rmtree(old.parent if old != tmp else old, ignore_errors=True)
+    elif old != keep:
+        if keep.exists():
+            retire(keep)
+        os.rename(old, keep)
+        if old != tmp:
+            shutil.rmtree(old.parent, ignore_errors=True)
+
+
+def retire(tree: Path) -> None:
+    """Move a build's tree aside, to be deleted by `sweep` once no runtime holds it (`lock_tree`)."""
+    os.rename(tree, tempfile.mkdtemp(prefix=f"{RETIRED}{tree.name}-", dir=tree.parent))
+
+
+def sweep(out: Path) -> None:
+    """Delete the retired trees beside `out` that no runtime holds any more."""
+    for old in out.parent.glob(f"{RETIRED}*"):
+        try:
+            fd = os.open(old, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            continue
+        try:
+            if lock_tree(fd, exclusive=True, wait=False):
+                shutil.rmtree(old, ignore_errors=True)
+        finally:
+            os.close(fd)
 
 
 def is_stale(content_dir: Path, out_dir: Path) -> bool:

@@ -3,24 +3,30 @@
 from __future__ import annotations
 
 import gc
+import multiprocessing
+import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import cast
 
 from petgen import __version__
-from petgen.build.dist import DistWriter, new_build_dir, swap_in
+from petgen.build.dist import DistWriter, manifest_stamp, new_build_dir, retire, swap_in, sweep
+from petgen.build.incremental import BuildState, TreeWriter, load_state, release, save_state, spare_path, target_tree
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.emit.api import DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
-from petgen.emit.entries import emit_entries
+from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes
 from petgen.emit.searchindex import INDEX_ROUTE, emit_search_index
-from petgen.emit.site import emit_site
+from petgen.emit.site import PageRenderer, emit_site
 from petgen.emit.sitemap import emit_sitemap
 
 MANIFEST_VERSION = 1
+INCREMENTAL_ENTRIES = 200  # an incremental build renders up to this many entries (or a tenth of them)
 
 
 @dataclass
@@ -30,20 +36,23 @@ class BuildResult:
     files: int
     routes: int
     seconds: float
+    changed: int | None = None  # files written, linked or removed by an incremental build (None: a full build)
 
     def summary(self) -> str:
         warnings = len(self.kb.warnings)
+        how = f", {self.changed} changed" if self.changed is not None else ""
         return (f"Built {len(self.kb.entries)} names, {len(self.kb.categories)} categories, "
-                f"{len(self.kb.moods)} moods → {self.routes} routes, {self.files} files in {self.out} "
+                f"{len(self.kb.moods)} moods → {self.routes} routes, {self.files} files{how} in {self.out} "
                 f"({self.seconds:.2f} s{f', {warnings} warnings' if warnings else ''})")
 
 
 def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, strict: bool = False,
           cache_dir: Path | None = None, progress: Callable[[int], None] | None = None,
           runtime_origin: str | None = None, signed_proxies: bool = False) -> BuildResult:
-    """Load, validate, emit everything into a fresh directory, then swap it in for `out_dir`.
+    """Load, validate, emit everything into a tree that no runtime reads, then swap it in for `out_dir`.
 
-    `cache_dir` holds parsed entries between builds (petgen/build/cache.py); None parses every file.
+    `cache_dir` holds parsed entries between builds (petgen/build/cache.py) and the state that lets the next
+    build rewrite only what changed (petgen/build/incremental.py); None parses every file and writes every file.
     `runtime_origin` (scheme://host[:port]) is where the CDN's `_redirects` send what only the runtime answers;
     `signed_proxies` has Netlify sign those requests (petgen/emit/redirects.py, SIGNING_SECRET_ENV).
     `progress`, if given, is called with counts of entries done: once while loading, once while writing.
@@ -52,19 +61,133 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     with collector_paused():
         kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
                                  cache_dir=cache_dir)
-        tmp = new_build_dir(out_dir)
+        outputs = Outputs(kb, cache_dir, runtime_origin, signed_proxies)
+        state = load_state(cache_dir, out_dir)
+        pages = PageRenderer(kb)
+        keys = entry_keys(kb, pages) if cache_dir is not None else {}
+        if state is not None and few_changed(keys, state):
+            writer: DistWriter = build_incremental(outputs, out_dir, pages, keys, state)
+            changed: int | None = cast(TreeWriter, writer).changed
+            if progress:
+                progress(len(kb.entries))
+        else:
+            writer, changed = build_full(outputs, out_dir, pages, keys, state, progress), None
+    return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started, changed)
+
+
+@dataclass
+class Outputs:
+    """What a build emits besides the entries' own files, with the options that shape it."""
+
+    kb: KnowledgeBase
+    cache_dir: Path | None
+    runtime_origin: str | None
+    signed_proxies: bool
+
+    def emit_rest(self, writer: DistWriter) -> None:
+        """The list pages, search index, site and discovery documents (while the entries are written)."""
+        self.emit_data(writer)
+        emit_site(self.kb, writer)
+
+    def emit_data(self, writer: DistWriter) -> None:
+        """The JSON list pages, the search index and the discovery documents."""
+        emit_api(self.kb, writer)
+        emit_search_index(self.kb, writer)
+        emit_openapi_and_discovery(self.kb, writer)
+
+    def emit_rest_in_parallel(self, writer: TreeWriter) -> None:
+        """`emit_rest` in two processes where it can fork: the data in a child, the site in this one."""
+        global _forked
+        if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            self.emit_rest(writer)
+            return
+        _forked = (self, writer)
         try:
-            writer = DistWriter(tmp)
-            emit_entries(kb, writer, progress=progress,
-                         meanwhile=lambda: (emit_api(kb, writer), emit_search_index(kb, writer),
-                                            emit_site(kb, writer), emit_openapi_and_discovery(kb, writer)))
-            emit_sitemap(kb, writer)
-            emit_manifest(kb, writer, runtime_origin, signed_proxies)
-            swap_in(tmp, out_dir)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started)
+            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+                future = pool.submit(_emit_data_forked)
+                emit_site(self.kb, writer)
+                routes, written, changed = future.result()
+        finally:
+            _forked = None
+        writer.merge(routes, written)
+        writer.changed += changed
+
+
+    def emit_index_files(self, writer: DistWriter) -> None:
+        """The files that list all others, once they are written: the sitemap, then the manifest with
+        `_redirects` and `_headers`."""
+        emit_sitemap(self.kb, writer)
+        emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies)
+
+
+_forked: tuple[Outputs, TreeWriter] | None = None  # set in the parent before forking
+
+
+def _emit_data_forked() -> tuple[dict[str, dict], dict[str, str], int]:
+    """`Outputs.emit_data` in a forked child, into the same tree; the routes and files go back to the parent."""
+    assert _forked is not None
+    outputs, parent = _forked
+    writer = TreeWriter(parent.root, present=parent.present, source=parent.source)
+    outputs.emit_data(writer)
+    return writer.routes, writer.written, writer.changed
+
+
+def few_changed(keys: dict[str, str], state: BuildState) -> bool:
+    """Whether few enough entries changed for an incremental build (it renders them in this process; a full
+    build renders in parallel)."""
+    changed = sum(1 for slug, key in keys.items() if state.entries.get(slug, ("",))[0] != key)
+    return changed <= max(INCREMENTAL_ENTRIES, len(keys) // 10)
+
+
+def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[str, str],
+               state: BuildState | None, progress: Callable[[int], None] | None) -> DistWriter:
+    """Write every file into a fresh directory and swap it in; with a cache, keep the old tree as the spare."""
+    tmp = new_build_dir(out_dir)
+    spare = spare_path(out_dir)
+    try:
+        writer = DistWriter(tmp)
+        emit_entries(outputs.kb, writer, progress=progress, pages=pages, meanwhile=lambda: outputs.emit_rest(writer))
+        outputs.emit_index_files(writer)
+        swap_in(tmp, out_dir, keep=spare if state is not None else None)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if outputs.cache_dir is not None:
+        if state is None and spare.exists():
+            retire(spare)  # a tree of an unknown build
+        sweep(out_dir)
+        save_state(outputs.cache_dir, out_dir, BuildState(
+            live=writer.written, live_stamp=manifest_stamp(out_dir),
+            spare=state.live if state else None, spare_stamp=state.live_stamp if state else None,
+            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()}))
+    return writer
+
+
+def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[str, str],
+                      state: BuildState) -> TreeWriter:
+    """Turn the spare tree (or a clone of the live one) into this build, writing only what changed; swap it in."""
+    target = target_tree(out_dir, state)
+    spare = spare_path(out_dir)
+    try:
+        if target.recycled:  # until it is swapped in, the spare holds no build the state could describe
+            save_state(outputs.cache_dir, out_dir, replace(state, spare=None, spare_stamp=None))
+        writer = TreeWriter(target.root, present=target.present, source=out_dir)
+        emit_changed_entries(outputs.kb, writer, pages, keys, state.entries)
+        outputs.emit_rest_in_parallel(writer)
+        outputs.emit_index_files(writer)
+        writer.remove_stale()
+        swap_in(target.root, out_dir, keep=spare)
+    except BaseException:
+        if not target.recycled:
+            shutil.rmtree(target.root, ignore_errors=True)
+        raise
+    finally:
+        release(target)
+    sweep(out_dir)
+    save_state(outputs.cache_dir, out_dir, BuildState(
+        live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
+        entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()}))
+    return writer
 
 
 @contextmanager

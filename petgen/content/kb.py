@@ -52,6 +52,7 @@ class KnowledgeBase:
     facets: Facets = field(default_factory=lambda: Facets({}))
     packed: list[Packed] = field(default_factory=list, repr=False)  # see Loaded
     cache_root: Path | None = None
+    keys: dict[str, str] = field(default_factory=dict, repr=False)  # slug -> key of its file (see Loaded)
 
     @cached_property
     def by_slug(self) -> dict[str, Entry]:
@@ -100,6 +101,7 @@ class Loaded:
     source_hash: str
     packed: list[Packed]  # the same entries as pickled chunks (see EntryCache.packed)
     cache_root: Path | None  # where the cache keeps this content directory's chunks (None: no cache)
+    keys: dict[str, str]  # slug -> the cache key of its file (path and bytes: petgen.build.cache.entry_key)
 
 
 def _parse_source(path: str, raw: bytes) -> tuple[Entry | None, list[Problem]]:
@@ -179,13 +181,14 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         if progress:
             progress(len(missing))
     cache.prune(set(keys))
-    entries = []
+    entries, keyed = [], {}
     for key in keys:
         entry, entry_problems = results[key]
         problems.extend(entry_problems)
         if entry is not None:
             entries.append(entry)
-    return Loaded(entries, digest.hexdigest(), cache.packed(keys), cache.root)
+            keyed[entry.slug] = key
+    return Loaded(entries, digest.hexdigest(), cache.packed(keys), cache.root, keyed)
 
 
 
@@ -216,5 +219,5 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     return KnowledgeBase(
         site=site.with_base_url(base_url), categories=categories, moods=moods, entries=entries,
         warnings=problems.sorted(), source_hash=source.hexdigest(), lexicon=lexicon, bots=bots, facets=facets,
-        packed=loaded.packed, cache_root=loaded.cache_root,
+        packed=loaded.packed, cache_root=loaded.cache_root, keys=loaded.keys,
     )

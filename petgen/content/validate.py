@@ -394,6 +394,8 @@ def repeated_phrases(entries: list[Entry], *, top: int | None = None,
             continue
         for h in mine:
             users[h].append(entry)
+        if mine <= texts.keys():  # the words of each phrase are looked up once, in its first entry
+            continue
         for found in phrase_words(entry):
             for i in range(len(found) - PHRASE_WORDS + 1):
                 phrase = tuple(found[i:i + PHRASE_WORDS])

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from petgen.build.cache import Packed, write_atomic
 from petgen.build.dist import DistWriter, read_file
+from petgen.build.incremental import TreeWriter
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Site
 from petgen.emit.api import emit_name
@@ -32,15 +33,21 @@ PARALLEL_THRESHOLD = 1000
 KEEP_PAGE_CONTEXTS = 3
 _shared: tuple[Site, PageRenderer, Path, Path | None] | None = None  # set in the parent before forking
 
-Result = tuple[dict[str, dict[str, str]], int, int]  # routes, files written, entries written
+Result = tuple[dict[str, dict[str, str]], dict[str, str], int]  # routes, files written, entries written
 
 
 def _emit_packed(task: Packed) -> Result:
-    """Write the entries of one chunk; take their pages from the page cache where nothing changed."""
+    """Write the entries of one chunk (in a worker)."""
     assert _shared is not None
     site, pages, root, pages_dir = _shared
-    name, blob, keys = task
     writer = DistWriter(root)
+    emitted = _emit_chunk(task, site, pages, pages_dir, writer)
+    return writer.routes, writer.written, emitted
+
+
+def _emit_chunk(task: Packed, site: Site, pages: PageRenderer, pages_dir: Path | None, writer: DistWriter) -> int:
+    """Write the entries of one chunk; take their pages from the page cache where nothing changed."""
+    name, blob, keys = task
     cached: dict[str, tuple[str, bytes]] = {}
     if pages_dir is not None:
         try:
@@ -57,11 +64,40 @@ def _emit_packed(task: Packed) -> Result:
         fresh[key] = (page_key, pages.emit(entry, writer, hit[1] if hit and hit[0] == page_key else None))
     if pages_dir is not None and fresh != cached:
         write_atomic(pages_dir / name, pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL))
-    return writer.routes, writer.files, len(fresh)
+    return len(fresh)
+
+
+def entry_keys(kb: KnowledgeBase, pages: PageRenderer) -> dict[str, str]:
+    """Slug -> a key of everything the entry's JSON and page are made from: its file, its related entries'
+    titles, and the context (site, taxonomy, templates, code). Entries without a file key (no cache) get none."""
+    context = pages.context_key
+    return {e.slug: f"{context}:{pages.page_key(key, e)}" for e in kb.entries if (key := kb.keys.get(e.slug))}
+
+
+def entry_routes(slug: str, routes: dict[str, dict]) -> dict[str, dict]:
+    """The manifest records of one entry's JSON and page."""
+    return {route: routes[route] for route in (f"/api/names/{slug}", f"/names/{slug}/")}
+
+
+def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRenderer, keys: dict[str, str],
+                         before: dict[str, tuple[str, dict[str, dict]]]) -> None:
+    """Write the JSON and page of each entry whose key differs from the one it was last built with (by its
+    chunk, with the page cache); take the others' files over from the live tree."""
+    changed = {kb.keys[slug] for slug, key in keys.items() if before.get(slug, ("",))[0] != key}
+    pages_dir = _prepare_page_cache(kb, pages)
+    done: set[str] = set()
+    for task in kb.packed:
+        if not changed.isdisjoint(task[2]):
+            _emit_chunk(task, kb.site, pages, pages_dir, writer)
+            done |= task[2]
+    for slug, key in kb.keys.items():
+        if key not in done:
+            writer.reuse(before[slug][1])
 
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
-                 meanwhile: Callable[[], None] | None = None, progress: Callable[[int], None] | None = None) -> None:
+                 meanwhile: Callable[[], None] | None = None, progress: Callable[[int], None] | None = None,
+                 pages: PageRenderer | None = None) -> None:
     """Write each entry's `/api/names/{slug}` and `/names/{slug}/`.
 
     With workers, `meanwhile` (the rest of the emission) runs in this process while they work.
@@ -69,7 +105,7 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
     global _shared
     workers = workers if workers is not None else (os.cpu_count() or 1)
     count = len(kb.entries)
-    pages = PageRenderer(kb)
+    pages = pages or PageRenderer(kb)
     _shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
     parallel = (workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
                 and "fork" in multiprocessing.get_all_start_methods())
@@ -91,8 +127,8 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
         _shared = None
     if sum(emitted for _, _, emitted in results) != count:
         raise RuntimeError(f"{count} entries loaded but {sum(r[2] for r in results)} written")
-    for routes, files, _ in results:
-        writer.merge(routes, files)
+    for routes, written, _ in results:
+        writer.merge(routes, written)
 
 
 def _prepare_page_cache(kb: KnowledgeBase, pages: PageRenderer) -> Path | None:

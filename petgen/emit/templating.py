@@ -3,6 +3,7 @@ JSON for script elements."""
 
 from __future__ import annotations
 
+import os
 from importlib import resources
 
 import cmarkgfm
@@ -55,9 +56,33 @@ def german_date(iso: str) -> str:
     return f"{int(day)}. {_MONTHS[int(month) - 1]} {year}"
 
 
+_environments: dict[bytes, Environment] = {}
+
+
 def environment(site: Site) -> Environment:
     """The Jinja environment of every page of `site`, with the parts that depend on the site alone (head
-    tags, header, footer) rendered once, as `chrome`, instead of once per page."""
+    tags, header, footer) rendered once, as `chrome`, instead of once per page.
+
+    One per site, assets and template files (by name, size and modification time) in a process, so that a
+    build compiles each template once; a long-running `petgen dev` gets a new one when a template changes.
+    """
+    templates = resources.files("petgen.emit") / "templates"
+    key = orjson.dumps([site.__dict__, sorted((t.name, *_stat(t)) for t in templates.iterdir())])
+    env = _environments.get(key)
+    if env is None:
+        env = _environments[key] = _new_environment(site)
+    return env
+
+
+def _stat(path: object) -> tuple[int, int]:
+    try:
+        info = os.stat(path)  # type: ignore[call-overload]
+    except (OSError, TypeError):  # a package inside a zip: read every time, as before
+        return (-1, id(path))
+    return info.st_size, info.st_mtime_ns
+
+
+def _new_environment(site: Site) -> Environment:
     # auto_reload off: templates do not change during a build, and Jinja would otherwise check the
     # parent template's file on every page it renders (two system calls per page).
     env = Environment(loader=PackageLoader("petgen.emit", "templates"), autoescape=select_autoescape(["html"]),

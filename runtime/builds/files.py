@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from petgen.build.dist import IMMUTABLE, REVALIDATE
+from petgen.build.dist import IMMUTABLE, REVALIDATE, lock_tree
 from petgen.contract.security import RAW_SECURITY_HEADERS
 from runtime.builds.routes import Route, RouteTable
 
@@ -54,6 +54,9 @@ class BuildDir:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.fd = os.open(root, _OPEN_DIR)
+        # Held for as long as this build is loaded: `petgen build` never rewrites a tree a runtime holds. If
+        # a build is completing this very tree (it was swapped out before we opened it), this waits for it.
+        lock_tree(self.fd, exclusive=False)
         self._pinned: dict[str, int] = {}  # large files held open, by path
 
     def __del__(self) -> None:

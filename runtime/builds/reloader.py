@@ -13,7 +13,6 @@ workers, which load the new dist as they start.
 from __future__ import annotations
 
 import logging
-import os
 import signal
 import threading
 from collections.abc import Callable
@@ -23,20 +22,11 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 
-from petgen.build.dist import MANIFEST
+from petgen.build.dist import MANIFEST, Stamp, manifest_stamp
+
+__all__ = ["DistWatcher", "Stamp", "manifest_stamp"]
 
 log = logging.getLogger("petgen.runtime")
-
-Stamp = tuple[int, int, int]
-
-
-def manifest_stamp(dist_dir: Path) -> Stamp | None:
-    """What tells one build's manifest from another's; None while there is none."""
-    try:
-        info = os.stat(dist_dir / MANIFEST)
-    except OSError:
-        return None
-    return info.st_ino, info.st_mtime_ns, info.st_size
 
 
 class DistWatcher:

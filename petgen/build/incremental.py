@@ -1,0 +1,203 @@
+"""Incremental builds: rewrite only the files of dist/ that a change affects, in a tree no runtime reads.
+
+A build with a cache (`petgen build`, `petgen dev`, `petgen serve`) keeps two trees: `dist/`, the live
+build, and beside it `.dist-spare/`, the build before it, which the last swap moved out. The next build
+turns the spare into the new build and swaps the two again, so it touches only what differs:
+
+1. The build state (in the cache directory) lists every file of both trees with its content hash, and
+   for each entry the key of what its JSON and page were made from (its file, its related entries'
+   titles, the site, taxonomy, templates and code: `PageRenderer.page_key` and `context_key`).
+2. The spare is locked exclusively (`lock_tree`); a runtime serving from it holds a shared lock, and then
+   the live tree is cloned instead (a directory per directory, a hard link per file), which costs more
+   but never changes a tree anyone reads.
+3. Entries whose key is unchanged are not rendered: their files are kept, or linked from the live tree.
+   Everything else (list pages, search index, site, discovery, sitemap, manifest) is emitted as in a
+   full build through a `TreeWriter`, which writes a file only if the tree does not hold those bytes
+   already, and deletes what the new build no longer has.
+4. The finished tree is exchanged with `dist/` in one system call (renameat2 RENAME_EXCHANGE); the old
+   live tree becomes the spare.
+
+A file is never rewritten in place: a changed file is unlinked and created anew, so a handle a runtime
+still holds keeps the bytes it opened. The output is the same, byte for byte, as a clean build's
+(tests/petgen/test_incremental.py checks that after random edits, additions, renames and deletions).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from petgen.build.cache import write_atomic
+from petgen.build.dist import DistWriter, Stamp, content_hash, lock_tree, manifest_stamp, new_build_dir, write_file
+
+STATE_VERSION = 1
+LOCK_WAIT = 3.0  # seconds to wait for a runtime to let go of the spare tree (it reloads within its poll interval)
+_OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+
+Routes = dict[str, dict]  # route -> manifest record (file, etag, type, hashed, headers)
+
+
+@dataclass
+class BuildState:
+    """What the last build left: the files of the live tree and of the spare, and each entry's key and routes."""
+
+    live: dict[str, str]  # file -> content hash, in out_dir
+    live_stamp: Stamp
+    spare: dict[str, str] | None = None  # the same for the spare tree; None if there is no usable one
+    spare_stamp: Stamp | None = None
+    entries: dict[str, tuple[str, Routes]] = field(default_factory=dict)  # slug -> (key, its routes)
+    version: int = STATE_VERSION
+
+
+def spare_path(out: Path) -> Path:
+    return out.parent / f".{out.name}-spare"
+
+
+def state_path(cache_dir: Path, out: Path) -> Path:
+    """One state per output directory, kept in the cache."""
+    name = hashlib.blake2b(os.fsencode(out.resolve()), digest_size=8).hexdigest()
+    return cache_dir / "builds" / f"{name}.pickle"
+
+
+def load_state(cache_dir: Path | None, out: Path) -> BuildState | None:
+    """The last build's state, if it describes the tree that is at `out` now (else None: build it all)."""
+    if cache_dir is None:
+        return None
+    try:
+        with open(state_path(cache_dir, out), "rb") as f:
+            state = pickle.load(f)
+    except Exception:  # noqa: BLE001 - missing, unreadable or from another version: a full build
+        return None
+    if not isinstance(state, BuildState) or state.version != STATE_VERSION:
+        return None
+    if manifest_stamp(out) != state.live_stamp:  # another build (or a hand) changed dist/ since
+        return None
+    return state
+
+
+def save_state(cache_dir: Path | None, out: Path, state: BuildState | None) -> None:
+    """Store the state (None: forget it, so that the next build is a full one)."""
+    if cache_dir is None:
+        return
+    path = state_path(cache_dir, out)
+    if state is None:
+        with contextlib.suppress(OSError):
+            path.unlink()
+        return
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+@dataclass
+class TreeWriter(DistWriter):
+    """A DistWriter into a tree that holds an earlier build (`present`: its files): writes only what differs,
+    links from `source` (the live tree) what is unchanged but not emitted again, and removes what is left over."""
+
+    present: dict[str, str] = field(default_factory=dict)
+    source: Path | None = None
+    changed: int = 0  # files written or linked
+
+    def _write(self, rel: str, data: bytes, etag: str | None = None) -> None:
+        etag = etag or content_hash(data)
+        self.written[rel] = etag
+        if self.present.get(rel) == etag:
+            return
+        path = os.path.join(self.root, rel)
+        if rel in self.present:
+            os.unlink(path)  # a new file, not new bytes in the old one: open handles keep what they read
+        else:
+            self._mkdir(os.path.dirname(rel))
+        write_file(path, data)
+        self.changed += 1
+
+    def reuse(self, routes: Routes) -> None:
+        """Take over routes whose files an earlier build wrote unchanged into the live tree."""
+        for route, info in routes.items():
+            rel, etag = info["file"], info["etag"]
+            self._route(route, rel, etag, info["type"], hashed=info["hashed"], headers=info.get("headers"))
+            if rel in self.written:
+                continue
+            self.written[rel] = etag
+            if self.present.get(rel) == etag:
+                continue
+            assert self.source is not None
+            path = os.path.join(self.root, rel)
+            if rel in self.present:
+                os.unlink(path)
+            else:
+                self._mkdir(os.path.dirname(rel))
+            os.link(os.path.join(self.source, rel), path)
+            self.changed += 1
+
+    def remove_stale(self) -> None:
+        """Delete the files this build did not write, and the directories that leaves empty."""
+        emptied: set[str] = set()
+        for rel in self.present.keys() - self.written.keys():
+            os.unlink(os.path.join(self.root, rel))
+            self.changed += 1
+            emptied.add(os.path.dirname(rel))
+        for rel in sorted(emptied, key=lambda d: d.count("/"), reverse=True):
+            while rel:
+                try:
+                    os.rmdir(os.path.join(self.root, rel))
+                except OSError:  # not empty: neither are its parents
+                    break
+                rel = os.path.dirname(rel)
+
+
+@dataclass
+class Target:
+    """The tree an incremental build turns into the new build."""
+
+    root: Path
+    present: dict[str, str]
+    recycled: bool  # the spare (else a fresh clone of the live tree)
+    fd: int | None = None  # the spare held open and locked
+
+
+def target_tree(out: Path, state: BuildState) -> Target:
+    """The spare tree, locked, if it is the one the state describes; else a clone of the live tree."""
+    spare = spare_path(out)
+    if state.spare is not None and manifest_stamp(spare) == state.spare_stamp:
+        fd = os.open(spare, _OPEN_DIR)
+        deadline = time.monotonic() + LOCK_WAIT
+        while True:
+            if lock_tree(fd, exclusive=True, wait=False):
+                return Target(spare, state.spare, recycled=True, fd=fd)
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.05)
+        os.close(fd)
+    return Target(clone_tree(out, state.live), dict(state.live), recycled=False)
+
+
+def clone_tree(out: Path, files: dict[str, str]) -> Path:
+    """A new directory beside `out` with a hard link to each of its `files`."""
+    tmp = new_build_dir(out)
+    made: set[str] = {""}
+    try:
+        for rel in files:
+            parent = os.path.dirname(rel)
+            if parent not in made:
+                os.makedirs(os.path.join(tmp, parent), exist_ok=True)
+                while parent not in made:
+                    made.add(parent)
+                    parent = os.path.dirname(parent)
+            os.link(os.path.join(out, rel), os.path.join(tmp, rel))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
+def release(target: Target) -> None:
+    if target.fd is not None:
+        os.close(target.fd)
+        target.fd = None

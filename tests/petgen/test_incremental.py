@@ -1,0 +1,172 @@
+"""Incremental builds (petgen/build/incremental.py): after any sequence of edits, additions, renames and deletions,
+the dist an incremental build leaves is the same, file for file and byte for byte, as a clean build's."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import petgen.build.incremental
+from petgen.build.dist import MANIFEST
+from petgen.build.incremental import spare_path
+from petgen.build.pipeline import build
+from petgen.content.text import slugify
+from runtime.builds.files import BuildDir
+from tests.conftest import BASE_URL, REPO, entry_text
+
+RELATED = re.compile(r"^related: \[(.*)\]$", re.MULTILINE)
+
+
+def tree(root: Path) -> dict[str, str]:
+    """Every directory and file under `root`, files with a hash of their bytes."""
+    found: dict[str, str] = {}
+    for parent, dirs, files in os.walk(root):
+        rel = os.path.relpath(parent, root)
+        found.update({os.path.join(rel, d) + "/": "dir" for d in dirs})
+        for name in files:
+            found[os.path.join(rel, name)] = hashlib.sha256(Path(parent, name).read_bytes()).hexdigest()
+    return found
+
+
+class Editor:
+    """Seeded random changes to a copy of the bundled content that keep it valid."""
+
+    def __init__(self, content: Path, seed: int) -> None:
+        self.names = content / "names"
+        self.random = random.Random(seed)
+        self.added = 0
+
+    def slugs(self) -> list[str]:
+        return sorted(p.stem for p in self.names.glob("*.md"))
+
+    def text(self, slug: str) -> str:
+        return (self.names / f"{slug}.md").read_text(encoding="utf-8")
+
+    def write(self, slug: str, text: str) -> None:
+        (self.names / f"{slug}.md").write_text(text, encoding="utf-8")
+
+    def relink(self, old: str, new: str | None) -> None:
+        """Point every `related` link to `old` at `new` (None: drop it)."""
+        for path in self.names.glob("*.md"):
+            text = path.read_text(encoding="utf-8")
+            match = RELATED.search(text)
+            if not match:
+                continue
+            links = [s.strip() for s in match.group(1).split(",") if s.strip()]
+            if old not in links:
+                continue
+            links = [new if s == old else s for s in links if s != old or new]
+            path.write_text(text[:match.start()] + f"related: [{', '.join(links)}]" + text[match.end():],
+                            encoding="utf-8")
+
+    def step(self) -> str:
+        slug = self.random.choice(self.slugs())
+        kind = self.random.choice(["meaning", "title", "moods", "add", "rename", "delete"])
+        text = self.text(slug)
+        if kind == "meaning":
+            self.write(slug, re.sub(r'^meaning: ("?)', r"meaning: \1Neu gesagt, ", text, count=1, flags=re.MULTILINE))
+        elif kind == "title":  # the same slug, another title on its page, in the lists and in related links
+            self.write(slug, re.sub(r'^title: ("?)(.*?)("?)$', r"title: \1\2!\3", text, count=1, flags=re.MULTILINE))
+        elif kind == "moods":  # leaves some lists, joins others
+            mood = self.random.choice(["frech", "romantisch", "verspielt", "nostalgisch"])
+            self.write(slug, re.sub(r"^moods: .*$", f"moods: [{mood}]", text, count=1, flags=re.MULTILINE))
+        elif kind == "add":
+            self.added += 1
+            title = f"Probename{self.added}"
+            self.write(title.lower(), entry_text(title, "tiere", "verspielt"))
+        elif kind == "rename":  # a new title, so a new slug: moves in every list
+            title = re.search(r'^title: "?(.*?)"?$', text, re.MULTILINE).group(1) + " Neu"  # type: ignore[union-attr]
+            (self.names / f"{slug}.md").unlink()
+            self.write(slugify(title), re.sub(r"^title: .*$", f"title: {title}", text, count=1, flags=re.MULTILINE))
+            self.relink(slug, slugify(title))
+        else:
+            (self.names / f"{slug}.md").unlink()
+            self.relink(slug, None)
+        return f"{kind} {slug}"
+
+
+@pytest.fixture
+def bundled(tmp_path: Path) -> Path:
+    content = tmp_path / "content"
+    shutil.copytree(REPO / "content", content)
+    return content
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, seed: int) -> None:
+    editor = Editor(bundled, seed)
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    for number in range(5):
+        done = [editor.step() for _ in range(1 + number % 3)]
+        result = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+        assert result.changed is not None, f"step {number} ({done}) was not built incrementally"
+        clean = tmp_path / f"clean{number}"
+        build(bundled, clean, base_url=BASE_URL)
+        incremental, expected = tree(out), tree(clean)
+        assert incremental.keys() == expected.keys(), (done, sorted(incremental.keys() ^ expected.keys())[:10])
+        assert incremental == expected, (done, [k for k in expected if incremental[k] != expected[k]][:10])
+
+
+def test_an_edited_entry_rewrites_only_what_shows_it(bundled: Path, tmp_path: Path) -> None:
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    path = bundled / "names" / "baerchen.md"
+    text = path.read_text(encoding="utf-8")
+    changed = []
+    for number in range(4):  # the first two builds bring the live tree and the spare up to date
+        path.write_text(text.replace("meaning: ", f"meaning: Fassung {number}, "), encoding="utf-8")
+        changed.append(build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed)
+    written = changed[-1]
+    assert written is not None
+    # Its JSON and page, the list pages and search shards it is in, the data, llms, sitemap and manifest files:
+    # each at most twice (the spare catches up with the build before), each old one removed.
+    assert written < 150, changed
+    assert written < tree(out).__len__() / 10
+
+
+def test_a_change_everywhere_is_a_full_build_and_the_next_one_is_incremental_again(bundled: Path,
+                                                                                   tmp_path: Path) -> None:
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    categories = bundled / "categories.yml"
+    categories.write_text(categories.read_text(encoding="utf-8").replace("title: Tiere", "title: Tierisch"),
+                          encoding="utf-8")
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is None  # every page shows the themes
+    Editor(bundled, 3).step()
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
+    build(bundled, tmp_path / "clean", base_url=BASE_URL)
+    assert tree(out) == tree(tmp_path / "clean")
+
+
+def test_a_tree_a_runtime_serves_from_is_never_rewritten(bundled: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runtime still holding the spare (the build before the live one) keeps reading exactly that build: the
+    next build clones the live tree instead of rewriting the spare."""
+    monkeypatch.setattr(petgen.build.incremental, "LOCK_WAIT", 0.2)
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    editor = Editor(bundled, 4)
+    for _ in range(2):
+        build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+        editor.step()
+    spare = spare_path(out)
+    held = BuildDir(spare)  # as a runtime that has not reloaded yet
+    before = held.read(MANIFEST)
+    result = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    assert result.changed is not None
+    assert held.read(MANIFEST) == before
+    del held
+    build(bundled, tmp_path / "clean", base_url=BASE_URL)
+    assert tree(out) == tree(tmp_path / "clean")
+
+
+def test_without_a_cache_no_spare_is_kept(bundled: Path, tmp_path: Path) -> None:
+    out = tmp_path / "dist"
+    for _ in range(2):
+        assert build(bundled, out, base_url=BASE_URL).changed is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["content", "dist"]
