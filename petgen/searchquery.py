@@ -23,9 +23,11 @@ the figure means the same whatever the query.
 from __future__ import annotations
 
 import bisect
+import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -33,7 +35,8 @@ from rapidfuzz.distance import OSA
 from rapidfuzz.process import extract
 
 from petgen import search as analyzer
-from petgen.search import QUALITY, shard, stems, words
+from petgen.packfile import Pack
+from petgen.search import QUALITY, stems, words
 from petgen.text import collation_key
 
 FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
@@ -77,29 +80,70 @@ class Hit:
     score: float
 
 
+KINDS = ("stems", "words", "parts")  # the three kinds of posting list a term can have
+STEM, WORD, PART = range(3)
+PACK_FORMAT = 1  # the version of the pack file's arrays (petgen/searchpack.py)
+ENGINE_ROUTE = "/search/index.bin"  # the build routes its pack file here (the runtime maps the file it names)
+
+
 class Posting:
     """One posting list: documents ascending with their field confidence; a long list also has its documents
-    in impact order (confidence descending, then title order) and, when it is very long, a bitmap."""
+    in impact order (confidence descending, then title order) and, when it is very long, a bitmap. A list of
+    the index is a set of views of the mapped pack file; its confidences and levels are read when first used."""
 
-    __slots__ = ("docs", "conf", "impact", "levels", "bits")
+    __slots__ = ("docs", "impact", "bits", "_conf", "_levels", "_pack", "_start", "_rank")
 
-    def __init__(self, docs: np.ndarray, conf: np.ndarray) -> None:
-        self.docs, self.conf = docs, conf
+    def __init__(self, docs: np.ndarray, conf: np.ndarray | None) -> None:
+        self.docs, self._conf = docs, conf
         self.impact: np.ndarray | None = None  # docs, best first (only for lists longer than HEAD)
-        self.levels: list[tuple[int, float]] = []  # (end in `impact`, confidence of the entries before it)
         self.bits: np.ndarray | None = None  # membership bitmap over all documents, 64 per word
+        self._levels: list[tuple[int, float]] | None = []
+        self._pack: _Arrays | None = None  # a stored list: the pack, its first posting, its rank among the long lists
+        self._start = self._rank = -1
+
+    @classmethod
+    def stored(cls, pack: _Arrays, p: int) -> Posting:
+        """Posting list `p` of the pack."""
+        start, end = pack.post_start[p], pack.post_start[p + 1]
+        posting = cls(pack.post_docs[start:end], None)
+        posting._pack, posting._start = pack, start
+        if end - start > HEAD:
+            rank = bisect.bisect_left(pack.long_posting, p)
+            impact = pack.impact_start[rank]
+            posting.impact = pack.impact_docs[impact:impact + end - start]
+            posting._levels, posting._rank = None, rank
+            if (end - start) * DENSE_SHARE > pack.documents:
+                dense = bisect.bisect_left(pack.dense_posting, p) * pack.width
+                posting.bits = pack.bits[dense:dense + pack.width]
+        return posting
+
+    @property
+    def conf(self) -> np.ndarray:
+        if self._conf is None:
+            pack, start = self._pack, self._start
+            self._conf = pack.confidences[pack.post_conf[start:start + len(self.docs)]]
+        return self._conf
+
+    @property
+    def levels(self) -> list[tuple[int, float]]:
+        """(end in `impact`, confidence of the entries before it), best first; none for a short list."""
+        if self._levels is None:
+            pack, rank = self._pack, self._rank
+            start, end = pack.level_start[rank], pack.level_start[rank + 1]
+            self._levels = list(zip(pack.level_end_array[start:end].tolist(), pack.level_value_array[start:end].tolist()))
+        return self._levels
 
     def __len__(self) -> int:
         return len(self.docs)
 
     def rank(self, order: np.ndarray, documents: int) -> None:
-        """Prepare the impact order (and the bitmap) once the index knows every document's title order."""
+        """Prepare the impact order (and the bitmap) of a list made at run time (`SearchIndex.posting_of`)."""
         if len(self.docs) > HEAD:
             perm = np.lexsort((order[self.docs], -self.conf))
             self.impact = self.docs[perm]
             ranked = self.conf[perm]
             ends = np.flatnonzero(np.diff(ranked)) + 1
-            self.levels = [(int(end), float(ranked[end - 1])) for end in [*ends, len(ranked)]]
+            self._levels = [(int(end), float(ranked[end - 1])) for end in [*ends, len(ranked)]]
         if len(self.docs) * DENSE_SHARE > documents:
             mask = np.zeros((documents + 63) // 64 * 64, dtype=bool)
             mask[self.docs] = True
@@ -107,7 +151,8 @@ class Posting:
 
     def best(self) -> float:
         """The highest confidence in the list."""
-        return self.levels[0][1] if self.levels else float(self.conf.max())
+        levels = self.levels
+        return levels[0][1] if levels else float(self.conf.max())
 
     def confidence_at(self, position: int) -> float:
         """The confidence of the entry at `position` in impact order."""
@@ -126,56 +171,111 @@ Weighted = tuple[list[Source], float, bool]  # a group's lists, its share of the
 Scorer = Callable[[np.ndarray, list[np.ndarray]], tuple[np.ndarray, np.ndarray | None]]  # candidates, values -> scores, kept
 
 
-@dataclass
-class SearchIndex:
-    """The index loaded for querying."""
+class _Arrays:
+    """The pack file's arrays; the ones a query reads one element of at a time as memoryviews (a Python int
+    per index, without a numpy scalar)."""
 
-    docs: list[list[str]]
-    stems: dict[str, Posting]
-    words: dict[str, Posting]
-    parts: dict[str, Posting]
-    vocabulary: list[str] = field(default_factory=list)
-    short_prefixes: dict[str, list[str]] = field(default_factory=dict)
-    by_shape: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # (first letter, length) -> words
-    titles_by_shape: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # folded titles, as by_shape
-    title_docs: dict[str, list[int]] = field(default_factory=dict)
-    order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # tie-break rank per doc
-    named: dict[Any, tuple[np.ndarray, Posting]] = field(default_factory=dict)  # see `posting_of`
-    _local: threading.local = field(default_factory=threading.local, repr=False)
+    def __init__(self, pack: Pack) -> None:
+        self.pack = pack
+        self.meta = pack.meta
+        if self.meta.get("format") != PACK_FORMAT:
+            raise ValueError(f"search index format {self.meta.get('format')}, expected {PACK_FORMAT}: run `petgen build`")
+        self.documents = int(self.meta["documents"])
+        self.width = (self.documents + 63) // 64
+        for name in ("post_docs", "post_conf", "confidences", "impact_docs", "bits", "order", "vocabulary",
+                     "term_chars", "shape_items", "title_items", "title_docs_items", "prefix_items"):
+            setattr(self, name, pack[name])
+        self.level_end_array, self.level_value_array = pack["level_end"], pack["level_value"]
+        for name in ("post_start", "long_posting", "impact_start", "dense_posting", "level_start", "term_posting", "prefix_start",
+                     "shape_key", "shape_start", "shape_text_start", "title_key", "title_start", "title_text_start",
+                     "title_docs_start"):
+            setattr(self, name, memoryview(pack[name]))
+        self.terms = StringTable(pack, "term")
+        self.prefixes = StringTable(pack, "prefix")
+        self.docs = Documents(StringTable(pack, "doc"))
+
+
+class StringTable:
+    """Strings of the pack file by index, and (when the table is hashed) the index of a string."""
+
+    def __init__(self, pack: Pack, name: str) -> None:
+        self.buffer, self.base = pack.buffer, pack.offset(f"{name}_text")
+        self.offsets = memoryview(pack[f"{name}_offsets"])
+        self.size = len(self.offsets) - 1
+        if f"{name}_hash" in pack.places:
+            self.hashes, self.by_hash = memoryview(pack[f"{name}_hash"]), memoryview(pack[f"{name}_by_hash"])
+
+    def __len__(self) -> int:
+        return self.size
+
+    def raw(self, i: int) -> bytes:
+        return self.buffer[self.base + self.offsets[i]:self.base + self.offsets[i + 1]]
+
+    def __getitem__(self, i: int) -> str:
+        return self.raw(i).decode()
+
+    def find(self, text: str) -> int:
+        """The index of `text`, or -1."""
+        raw = text.encode()
+        h = zlib.crc32(raw)
+        hashes = self.hashes
+        i = bisect.bisect_left(hashes, h)
+        while i < self.size and hashes[i] == h:
+            found = self.by_hash[i]
+            if self.raw(found) == raw:
+                return found
+            i += 1
+        return -1
+
+
+class Documents(Sequence[list[str]]):
+    """[slug, title, meaning, url] of each document, read from the pack when asked for."""
+
+    def __init__(self, table: StringTable) -> None:
+        self.table = table
+
+    def __len__(self) -> int:
+        return len(self.table) // 4
+
+    def __getitem__(self, doc: int) -> list[str]:  # type: ignore[override]
+        if not 0 <= doc < len(self):
+            raise IndexError(doc)
+        return [self.table[4 * doc + i] for i in range(4)]
+
+
+class SearchIndex:
+    """The index loaded for querying: the arrays of a pack file (petgen/searchpack.py), mapped or in memory."""
+
+    def __init__(self, pack: Pack) -> None:
+        self.arrays = _Arrays(pack)
+        self.docs = self.arrays.docs
+        self.order = self.arrays.order  # tie-break rank per document (title order)
+        self.named: dict[Any, tuple[np.ndarray, Posting]] = {}  # see `posting_of`
+        self._local = threading.local()
 
     @classmethod
-    def from_shards(cls, docs: list[list[str]], shards: Iterable[dict[str, Any]]) -> SearchIndex:
-        index = cls(docs=docs, stems={}, words={}, parts={})
-        for data in shards:
-            for kind in ("stems", "words", "parts"):
-                target = getattr(index, kind)
-                for term, (term_docs, weights) in data[kind].items():
-                    target[term] = Posting(np.asarray(term_docs, dtype=np.int32), confidence(weights))
-        index.vocabulary = sorted(index.words)
-        short: dict[str, list[str]] = {}
-        for word in index.vocabulary:
-            index.by_shape.setdefault((word[0], len(word)), []).append(word)
-            for size in range(2, min(SHORT_PREFIX, len(word)) + 1):
-                short.setdefault(word[:size], []).append(word)
-        index.short_prefixes = {p: sorted(found, key=lambda w: (len(w), w))[:PREFIX_FANOUT]
-                                for p, found in short.items()}
-        for doc, (_, title, _, _) in enumerate(docs):
-            folded = " ".join(words(title))
-            if folded:
-                if folded not in index.title_docs:
-                    index.titles_by_shape.setdefault((folded[0], len(folded)), []).append(folded)
-                index.title_docs.setdefault(folded, []).append(doc)
-        ranked = sorted(range(len(docs)), key=lambda d: (len(docs[d][1]), collation_key(docs[d][1])))
-        index.order = np.empty(len(docs), dtype=np.int64)
-        index.order[ranked] = np.arange(len(docs))
-        for kind in (index.stems, index.words, index.parts):
-            for posting in kind.values():
-                posting.rank(index.order, len(docs))
-        return index
+    def load(cls, path: str | os.PathLike[str]) -> SearchIndex:
+        """Map a pack file written by `petgen build` (the mapping stays valid if the build is swapped out)."""
+        return cls(Pack.open(path))
 
     @classmethod
     def from_index(cls, index: dict[str, Any]) -> SearchIndex:
-        return cls.from_shards(index["docs"], shard(index).values())
+        """The engine over an index of `petgen.search.build_index`, packed in memory (tests, tools)."""
+        from petgen.searchpack import pack_index  # the build side, which imports this module
+
+        return cls(Pack(pack_index(index)))
+
+    def posting(self, kind: int, term: str) -> Posting | None:
+        """The posting list of `term` as a stem, a word or a compound part (STEM, WORD, PART), or None."""
+        t = self.arrays.terms.find(term)
+        return self._posting(kind, t) if t >= 0 else None
+
+    def _posting(self, kind: int, t: int) -> Posting | None:
+        if t < 0:
+            return None
+        arrays = self.arrays
+        p = arrays.term_posting[kind * len(arrays.terms) + t]
+        return Posting.stored(arrays, p) if p >= 0 else None
 
     def posting_of(self, key: Any, make: Callable[[], np.ndarray]) -> tuple[np.ndarray, Posting]:
         """A value in 0..1 per document (from `make`, once per `key`: a filter such as a facet or category)
@@ -193,59 +293,106 @@ class SearchIndex:
 
     def completions(self, prefix: str) -> list[str]:
         """Indexed words that start with `prefix` (not the prefix itself), at most PREFIX_FANOUT, shortest first."""
-        if len(prefix) <= SHORT_PREFIX:
-            found = self.short_prefixes.get(prefix, [])
-        else:
-            start = bisect.bisect_left(self.vocabulary, prefix)
-            found = []
-            for word in self.vocabulary[start:start + PREFIX_SCAN]:
-                if not word.startswith(prefix):
-                    break
-                found.append(word)
-            found = sorted(found, key=lambda w: (len(w), w))[:PREFIX_FANOUT + 1]
-        return [w for w in found if w != prefix][:PREFIX_FANOUT]
+        return [self.arrays.terms[t] for t in self._completions(prefix)]
 
-    @staticmethod
-    def nearby(buckets: dict[tuple[str, int], list[str]], word: str, distance: int) -> list[str]:
-        """Strings of `buckets` with the first letter of `word` and a length within `distance` (no string
-        further in length can be that near), at most FUZZY_SCAN, the closest lengths first."""
+    def _completions(self, prefix: str) -> list[int]:
+        """`completions` as term numbers: the PREFIX_FANOUT shortest words of those starting with `prefix`
+        (then in alphabetical order); for a prefix longer than SHORT_PREFIX, of the first PREFIX_SCAN words
+        from the prefix on in alphabetical order."""
+        arrays = self.arrays
+        if len(prefix) <= SHORT_PREFIX:
+            p = arrays.prefixes.find(prefix)
+            found = arrays.prefix_items[arrays.prefix_start[p]:arrays.prefix_start[p + 1]].tolist() if p >= 0 else []
+        else:
+            raw = prefix.encode()
+            terms, vocabulary = arrays.terms, arrays.vocabulary
+            lo, hi = 0, len(vocabulary)
+            while lo < hi:  # the first word not before the prefix
+                mid = (lo + hi) // 2
+                if terms.raw(int(vocabulary[mid])) < raw:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            start, hi = lo, min(lo + PREFIX_SCAN, len(vocabulary))
+            while lo < hi:  # the words that start with it follow one another: find the first that does not
+                mid = (lo + hi) // 2
+                if terms.raw(int(vocabulary[mid])).startswith(raw):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            ids = vocabulary[start:lo]
+            found = ids[np.lexsort((ids, arrays.term_chars[ids]))[:PREFIX_FANOUT + 1]].tolist()
+        own = arrays.terms.find(prefix) if found else -1
+        return [t for t in found if t != own][:PREFIX_FANOUT]
+
+    def _nearby(self, shapes: str, word: str, distance: int) -> tuple[list[str], np.ndarray]:
+        """Strings of one kind (`shape`: indexed words, `title`: folded titles) with the first letter of `word`
+        and a length within `distance` (no string further in length can be that near), at most FUZZY_SCAN,
+        the closest lengths first; with their numbers (terms, titles)."""
+        arrays = self.arrays
+        keys, starts = getattr(arrays, f"{shapes}_key"), getattr(arrays, f"{shapes}_start")
+        text_start, items = getattr(arrays, f"{shapes}_text_start"), getattr(arrays, f"{shapes}_items")
+        base = arrays.pack.offset(f"{shapes}_text")
         found: list[str] = []
+        ids: list[np.ndarray] = []
+        first = ord(word[0]) << 32
         for delta in sorted(range(-distance, distance + 1), key=abs):
-            found.extend(buckets.get((word[0], len(word) + delta), ()))
+            if len(word) + delta < 0:
+                continue
+            key = first | (len(word) + delta)
+            b = bisect.bisect_left(keys, key)
+            if b == len(keys) or keys[b] != key:
+                continue
+            found.extend(arrays.pack.buffer[base + text_start[b]:base + text_start[b + 1]].decode().split("\n"))
+            ids.append(items[starts[b]:starts[b + 1]])
             if len(found) >= FUZZY_SCAN:
-                return found[:FUZZY_SCAN]
-        return found
+                break
+        return found[:FUZZY_SCAN], np.concatenate(ids)[:FUZZY_SCAN] if ids else np.zeros(0, dtype=np.int32)
 
     def fuzzy_candidates(self, word: str, distance: int) -> list[str]:
         """Indexed words with the same first letter and a length within `distance`, at most FUZZY_SCAN,
         the closest lengths first."""
-        return self.nearby(self.by_shape, word, distance)
+        return self._nearby("shape", word, distance)[0]
 
     def typos(self, word: str) -> list[tuple[str, int]]:
         """Indexed words within 1 edit (4+ letters) or 2 edits (8+ letters), same first letter, at most
         FUZZY_MATCHES (nearest first); none for a word that is itself indexed."""
-        if len(word) < 4 or word in self.words:
+        return [(found, distance) for found, _, distance in self._typos(word)]
+
+    def _typos(self, word: str, own: int | None = None) -> list[tuple[str, int, int]]:
+        """`typos` with each word's term number (`own`: the word's own term number, if looked up already)."""
+        if len(word) < 4:
+            return []
+        own = self.arrays.terms.find(word) if own is None else own
+        if own >= 0 and self.arrays.term_posting[WORD * len(self.arrays.terms) + own] >= 0:
             return []
         limit = 2 if len(word) >= 8 else 1
-        matches = extract(word, self.fuzzy_candidates(word, limit), scorer=OSA.distance, score_cutoff=limit,
-                          limit=FUZZY_MATCHES)
-        return [(found, int(distance)) for found, distance, _ in matches if distance > 0]
+        candidates, ids = self._nearby("shape", word, limit)
+        matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=FUZZY_MATCHES)
+        return [(found, int(ids[at]), int(distance)) for found, distance, at in matches if distance > 0]
 
     def postings(self, word: str, *, prefix: bool = True) -> Iterator[tuple[Posting, float]]:
         """Every posting list one query word matches, with the quality of the match (its confidence factor)."""
-        for stem in stems(word):
-            if stem in self.stems:
-                yield self.stems[stem], MATCH["stem"]
-        if word in self.words:
-            yield self.words[word], 1.0
-        for term in {word, *stems(word)}:
-            if term in self.parts:
-                yield self.parts[term], MATCH["compound"]
+        terms = self.arrays.terms
+        own = terms.find(word)
+        word_stems = stems(word)
+        for stem in word_stems:
+            found = self._posting(STEM, own if stem == word else terms.find(stem))
+            if found is not None:
+                yield found, MATCH["stem"]
+        found = self._posting(WORD, own)
+        if found is not None:
+            yield found, 1.0
+        for term in {word, *word_stems}:
+            found = self._posting(PART, own if term == word else terms.find(term))
+            if found is not None:
+                yield found, MATCH["compound"]
         if prefix and len(word) >= 2:
-            for completion in self.completions(word):
-                yield self.words[completion], PREFIX_BASE + PREFIX_COVERAGE * len(word) / len(completion)
-        for found, distance in self.typos(word):
-            yield self.words[found], MATCH["typo1" if distance == 1 else "typo2"]
+            chars = self.arrays.term_chars
+            for t in self._completions(word):
+                yield self._posting(WORD, t), PREFIX_BASE + PREFIX_COVERAGE * len(word) / int(chars[t])
+        for _, t, distance in self._typos(word, own):
+            yield self._posting(WORD, t), MATCH["typo1" if distance == 1 else "typo2"]
 
     def sources(self, group: list[str], *, prefix: bool = True) -> list[Source]:
         """The posting lists of one word group, each with its match quality and its alternative's factor
@@ -531,14 +678,16 @@ class SearchIndex:
         compared per word."""
         found: dict[int, float] = {}
         folded = " ".join(words(text))
+        arrays = self.arrays
         for term in dict.fromkeys([folded, *words(text)]):
             if len(term) < 3:
                 continue
             cutoff = 1 if len(term) < 5 else 2 if len(term) < 10 else 3
-            candidates = self.nearby(self.titles_by_shape, term, cutoff)
-            for title, distance, _ in extract(term, candidates, scorer=OSA.distance, score_cutoff=cutoff,
-                                              limit=limit):
-                for doc in self.title_docs[title]:
+            candidates, ids = self._nearby("title", term, cutoff)
+            for title, distance, at in extract(term, candidates, scorer=OSA.distance, score_cutoff=cutoff,
+                                               limit=limit):
+                t = int(ids[at])
+                for doc in arrays.title_docs_items[arrays.title_docs_start[t]:arrays.title_docs_start[t + 1]].tolist():
                     score = 1.0 - distance / max(len(term), len(title))
                     found[doc] = max(found.get(doc, 0.0), score)
         if not found:

@@ -21,7 +21,7 @@ from petgen.content import Site
 from petgen.dist import MANIFEST
 from petgen.lexicon import Lexicon
 from petgen.search import words
-from petgen.searchquery import SearchIndex
+from petgen.searchquery import ENGINE_ROUTE, SearchIndex
 from runtime.files import BuildDir, Headers, LargeFile, Routes, StaticFile, prepared_file
 from runtime.routes import RouteTable
 from runtime.summaries import Summaries
@@ -96,13 +96,13 @@ class Dist:
         try:
             build = BuildDir(root)
             manifest = orjson.loads(build.read(MANIFEST))
+            search = load_search_index(build.path, manifest)  # through the handle: the same build
             table = RouteTable(manifest.pop("routes"))  # the parsed routes are dropped before the next parse
             data = orjson.loads(build.read(manifest["data"]))
             aliases = {slug: (facet[0], facet[1]) for slug, facet in data["aliases"].items()}
             vocabulary = {"category": data["categories"], "mood": data["moods"], **data["facets"]}
             items = Summaries(data.pop("items"), vocabulary, aliases)
             not_found = build.read(manifest["notFound"])
-            search = load_search_index(build.path, manifest)  # through the handle: the same build
         except (OSError, KeyError, ValueError) as exc:
             raise DistNotFound(f"{root} is not a complete build ({exc}); run `petgen build`") from exc
         routes = Routes(build, table, static_cache)
@@ -141,7 +141,7 @@ def trim_heap() -> None:
 
 
 def load_search_index(root: Path, manifest: dict[str, Any]) -> SearchIndex:
-    """Read the index manifest and every shard it lists (the same files a browser could fetch)."""
-    index = orjson.loads((root / manifest["search"].lstrip("/")).read_bytes())
-    shards = (orjson.loads((root / path.lstrip("/")).read_bytes()) for path in index["shards"].values())
-    return SearchIndex.from_shards(index["docs"], shards)
+    """Map the build's compact search index (the file its manifest routes at ENGINE_ROUTE) into memory:
+    nothing is parsed or copied, and every worker shares the file's pages through the OS page cache. The
+    mapping stays valid when a later build swaps this one out and deletes it."""
+    return SearchIndex.load(root / manifest["routes"][ENGINE_ROUTE]["file"])

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import mmap
+from pathlib import Path
+
 import pytest
 
 import petgen.searchquery as engine
 from petgen.search import Document, analyze, build_index, shard, words
+from petgen.searchpack import pack_index
 from petgen.searchquery import SearchIndex
 
 TITLES = {
@@ -134,14 +138,27 @@ def test_stopwords_are_dropped_unless_alone() -> None:
     assert analyze("the") == ["the"]
 
 
-def test_shards_are_by_prefix_and_roundtrip(index: SearchIndex) -> None:
+def test_shards_are_by_prefix(index: SearchIndex) -> None:
     data = build_index([Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]})])
     shards = shard(data)
     assert "ba" in shards and "barchen" in shards["ba"]["words"]
     for key, content in shards.items():  # every term sits in the shard of its first two characters
         assert all(term[:2] == key for kind in content.values() for term in kind)
-    again = SearchIndex.from_shards(data["docs"], shards.values())
-    assert again.search("bärchen")[0].slug == "a"
+    assert SearchIndex.from_index(data).search("bärchen")[0].slug == "a"
+
+
+def test_the_pack_file_is_mapped_and_checked(tmp_path: Path) -> None:
+    data = build_index([Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]})])
+    path = tmp_path / "index.bin"
+    path.write_bytes(pack_index(data))
+    mapped = SearchIndex.load(path)
+    path.unlink()  # the mapping outlives the file (a build swapped out and deleted)
+    assert mapped.search("baerchen")[0].slug == "a" and mapped.docs[0] == ["a", "Bärchen", "m", "u"]
+    assert isinstance(mapped.arrays.pack.buffer, mmap.mmap)
+    for broken in (b"", b"not a pack", pack_index(data)[:200]):
+        path.write_bytes(broken)
+        with pytest.raises(ValueError):
+            SearchIndex.load(path)
 
 
 def test_whole_words_above_prefixes_and_compounds(index: SearchIndex) -> None:
@@ -226,7 +243,7 @@ def test_a_query_looks_at_most_at_max_head_documents_of_a_long_list(monkeypatch:
     hits, total = big.top("mond4 wort2", 10)  # needs more than the first heads to prove its top ten
     assert len(hits) == 10 and total == len(big.scored("mond4 wort2")[0])
     assert seen == [engine.HEAD, 128]  # grown once, then stopped by the cap
-    assert len(big.words["mond4"]) > 128 and len(big.words["wort2"]) > 128  # so the cap was what bounded it
+    assert all(len(big.posting(engine.WORD, w)) > 128 for w in ("mond4", "wort2"))  # so the cap was what bounded it
 
 
 def test_a_query_of_many_long_lists_looks_at_most_at_max_candidates_documents(monkeypatch: pytest.MonkeyPatch) -> None:
