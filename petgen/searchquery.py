@@ -124,6 +124,12 @@ class Posting:
             self._conf = pack.confidences[pack.post_conf[start:start + len(self.docs)]]
         return self._conf
 
+    def conf_at(self, positions: np.ndarray) -> np.ndarray:
+        """The confidences at some positions of the list (without reading the others of a stored list)."""
+        if self._conf is None and self._pack is not None:
+            return self._pack.confidences[self._pack.post_conf[self._start + positions]]
+        return self.conf[positions]
+
     @property
     def levels(self) -> list[tuple[int, float]]:
         """(end in `impact`, confidence of the entries before it), best first; none for a short list."""
@@ -186,6 +192,7 @@ class _Arrays:
                      "term_chars", "shape_items", "title_items", "title_docs_items", "prefix_items"):
             setattr(self, name, pack[name])
         self.level_end_array, self.level_value_array = pack["level_end"], pack["level_value"]
+        self.vocabulary_at = memoryview(self.vocabulary)
         for name in ("post_start", "long_posting", "impact_start", "dense_posting", "level_start", "term_posting", "prefix_start",
                      "shape_key", "shape_start", "shape_text_start", "title_key", "title_start", "title_text_start",
                      "title_docs_start"):
@@ -305,22 +312,24 @@ class SearchIndex:
             found = arrays.prefix_items[arrays.prefix_start[p]:arrays.prefix_start[p + 1]].tolist() if p >= 0 else []
         else:
             raw = prefix.encode()
-            terms, vocabulary = arrays.terms, arrays.vocabulary
+            terms, vocabulary = arrays.terms, arrays.vocabulary_at
             lo, hi = 0, len(vocabulary)
             while lo < hi:  # the first word not before the prefix
                 mid = (lo + hi) // 2
-                if terms.raw(int(vocabulary[mid])) < raw:
+                if terms.raw(vocabulary[mid]) < raw:
                     lo = mid + 1
                 else:
                     hi = mid
             start, hi = lo, min(lo + PREFIX_SCAN, len(vocabulary))
+            if lo < hi and not terms.raw(vocabulary[lo]).startswith(raw):
+                hi = lo  # no word starts with it
             while lo < hi:  # the words that start with it follow one another: find the first that does not
                 mid = (lo + hi) // 2
-                if terms.raw(int(vocabulary[mid])).startswith(raw):
+                if terms.raw(vocabulary[mid]).startswith(raw):
                     lo = mid + 1
                 else:
                     hi = mid
-            ids = vocabulary[start:lo]
+            ids = arrays.vocabulary[start:lo]
             found = ids[np.lexsort((ids, arrays.term_chars[ids]))[:PREFIX_FANOUT + 1]].tolist()
         own = arrays.terms.find(prefix) if found else -1
         return [t for t in found if t != own][:PREFIX_FANOUT]
@@ -420,6 +429,16 @@ class SearchIndex:
         if len(sources) == 1:
             posting, match, step = sources[0]
             return posting.docs, posting.conf * match * step
+        sizes = [len(posting) for posting, _, _ in sources]
+        if sum(sizes) * 8 < len(self.docs):  # few postings: one sort and one reduction over all of them
+            docs = np.concatenate([posting.docs for posting, _, _ in sources])
+            conf = (np.concatenate([posting.conf for posting, _, _ in sources])
+                    * np.repeat([match for _, match, _ in sources], sizes) * np.repeat([step for _, _, step in sources], sizes))
+            order = np.argsort(docs, kind="stable")
+            docs, conf = docs[order], conf[order]
+            starts = np.flatnonzero(np.diff(docs)) + 1
+            starts = np.concatenate(([0], starts)) if len(docs) else starts
+            return docs[starts], np.maximum.reduceat(conf, starts) if len(docs) else conf
         best = self._scratch()
         touched: list[np.ndarray] = []
         for posting, match, step in sources:
@@ -431,7 +450,7 @@ class SearchIndex:
             else:
                 best[docs] = conf
             touched.append(docs)
-        docs = self._union(touched, best)
+        docs = np.flatnonzero(best).astype(np.int32)
         values = best[docs]
         best[docs] = 0.0
         return docs, values
@@ -536,8 +555,9 @@ class SearchIndex:
         best among those candidates are answered).
         """
         head, cap = max(HEAD, 4 * limit), self.head_cap(groups)
+        memo: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}  # per group, its short lists merged in the first round
         while True:
-            exact, hits = self._top_of_heads(groups, limit, head)
+            exact, hits = self._top_of_heads(groups, limit, head, memo)
             if exact or head >= cap:
                 return hits
             head = min(head * HEAD_GROWTH, cap)
@@ -549,7 +569,8 @@ class SearchIndex:
         long = sum(1 for sources in groups for posting, _, _ in sources if posting.impact is not None)
         return max(HEAD, min(MAX_HEAD, MAX_CANDIDATES // max(1, long)))
 
-    def _top_of_heads(self, groups: list[list[Source]], limit: int, head: int) -> tuple[bool, list[Hit]]:
+    def _top_of_heads(self, groups: list[list[Source]], limit: int, head: int,
+                      memo: dict[int, tuple[int, np.ndarray, np.ndarray]] | None = None) -> tuple[bool, list[Hit]]:
         share = 1.0 / len(groups)
 
         def mean(candidates: np.ndarray, values: list[np.ndarray]) -> tuple[np.ndarray, None]:
@@ -558,11 +579,11 @@ class SearchIndex:
                 scores += found
             return scores / len(groups), None
 
-        exact, docs, scores = self.proven_top([(sources, share, True) for sources in groups], limit, head, mean)
+        exact, docs, scores = self.proven_top([(sources, share, True) for sources in groups], limit, head, mean, memo)
         return exact, self.ranked(docs, scores, limit)
 
-    def proven_top(self, groups: list[Weighted], limit: int, head: int, score: Scorer
-                   ) -> tuple[bool, np.ndarray, np.ndarray]:
+    def proven_top(self, groups: list[Weighted], limit: int, head: int, score: Scorer,
+                   memo: dict[int, tuple[int, np.ndarray, np.ndarray]] | None = None) -> tuple[bool, np.ndarray, np.ndarray]:
         """Candidates from the first `head` documents (impact order) of each long list of the leading groups (all
         of a short one), their scores by `score` (which may also drop candidates: a filter), and whether that is
         proven to hold the best `limit` documents of all.
@@ -570,13 +591,15 @@ class SearchIndex:
         `score` must not give any document more than the sum over the groups of share × the document's value in
         the group. A document outside the heads then scores at most that sum with the best value left in each
         group (`bound`). If the `limit`-th kept candidate's ranking key (rounded score, then title order) beats
-        the best key such a document could have, the answer is exact.
+        the best key such a document could have, the answer is exact. With `memo` (kept between the rounds of
+        one query as its heads grow), each group's short lists are merged once, in the first round.
         """
         leading = [sources for sources, _, lead in groups if lead]
         pieces = [posting.docs if posting.impact is None or len(posting) <= head else posting.impact[:head]
                   for sources in leading for posting, _, _ in sources]
         candidates = np.unique(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.int32)
-        scores, kept = score(candidates, [self._values_at(sources, candidates, head) for sources, _, _ in groups])
+        values = [self._values_at(sources, candidates, head, memo, i) for i, (sources, _, _) in enumerate(groups)]
+        scores, kept = score(candidates, values)
         if kept is not None:
             candidates, scores = candidates[kept], scores[kept]
         bound, gap, first_left, whole = 0.0, np.inf, 0, True
@@ -625,27 +648,33 @@ class SearchIndex:
         lower = [v for first, rest, _ in levels for v in (first, *rest) if v < best]
         return best, max(lower, default=0.0), min(order for first, _, order in levels if first == best)
 
-    def _values_at(self, sources: list[Source], candidates: np.ndarray, head: int) -> np.ndarray:
-        """One group's best confidence for each candidate: a list no longer than a few times the candidates is
-        scattered whole over the documents, a longer one probed for each candidate (binary search)."""
-        values = np.zeros(len(candidates))
-        best, touched = self._scratch(), []
+    def _values_at(self, sources: list[Source], candidates: np.ndarray, head: int,
+                   memo: dict[int, tuple[int, np.ndarray, np.ndarray]] | None = None, key: int = 0) -> np.ndarray:
+        """One group's best confidence for each candidate: the lists no longer than a few times the candidates
+        merged (`group_of`) and looked up, a longer one probed for each candidate (binary search). With `memo`,
+        the lists merged in the first round stay merged in `memo[key]`: a later round only probes the others."""
+        merged = memo.get(key) if memo is not None else None
+        if merged is None:
+            short = max(head, 4 * len(candidates))
+            merged = (short, *self.group_of([source for source in sources if len(source[0]) <= short]))
+            if memo is not None:
+                memo[key] = merged
+        short, docs, conf = merged
+        at, found = self._probe(docs, candidates)
+        values = np.where(found, conf[at], 0.0) if len(docs) else np.zeros(len(candidates))
         for posting, match, step in sources:
-            docs = posting.docs
-            if len(posting) <= max(head, 4 * len(candidates)):
-                current = best[docs]
-                np.maximum(current, posting.conf * match * step, out=current)
-                best[docs] = current
-                touched.append(docs)
-            else:
-                at = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
-                found = docs[at] == candidates
-                np.maximum(values, np.where(found, posting.conf[at] * match * step, 0.0), out=values)
-        if touched:
-            np.maximum(values, best[candidates], out=values)
-            for docs in touched:
-                best[docs] = 0.0
+            if len(posting) > short:
+                at, found = self._probe(posting.docs, candidates)
+                np.maximum(values, np.where(found, posting.conf_at(at) * match * step, 0.0), out=values)
         return values
+
+    @staticmethod
+    def _probe(docs: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each candidate, its position in `docs` (ascending) and whether it is there."""
+        if not len(docs):
+            return np.zeros(len(candidates), dtype=np.intp), np.zeros(len(candidates), dtype=bool)
+        at = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
+        return at, docs[at] == candidates
 
     def ranked(self, docs: np.ndarray, scores: np.ndarray, limit: int | None,
                tiers: np.ndarray | None = None) -> list[Hit]:

@@ -234,9 +234,9 @@ def test_a_query_looks_at_most_at_max_head_documents_of_a_long_list(monkeypatch:
     seen: list[int] = []
     original = SearchIndex._top_of_heads
 
-    def counting(self: SearchIndex, groups: list, limit: int, head: int) -> tuple:
+    def counting(self: SearchIndex, groups: list, limit: int, head: int, *memo: dict) -> tuple:
         seen.append(head)
-        return original(self, groups, limit, head)
+        return original(self, groups, limit, head, *memo)
 
     monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
     monkeypatch.setattr(engine, "MAX_HEAD", 128)
@@ -251,10 +251,10 @@ def test_a_query_of_many_long_lists_looks_at_most_at_max_candidates_documents(mo
     seen: list[int] = []
     original = SearchIndex._top_of_heads
 
-    def counting(self: SearchIndex, groups: list, limit: int, head: int) -> tuple:
+    def counting(self: SearchIndex, groups: list, limit: int, head: int, *memo: dict) -> tuple:
         long = [posting for sources in groups for posting, _, _ in sources if posting.impact is not None]
         seen.append(sum(min(head, len(posting)) for posting in long))
-        return original(self, groups, limit, head)
+        return original(self, groups, limit, head, *memo)
 
     monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
     monkeypatch.setattr(engine, "MAX_CANDIDATES", 1200)
