@@ -1,7 +1,10 @@
 """The query side of the search engine: the loaded index, confidences in 0..1, bounded cost.
 
-The build writes shards (petgen/search.py); the runtime reads them into a `SearchIndex`. A query is
-a list of word groups (the words of a group are alternatives for one concept and count once).
+The build writes the index as one pack file of flat arrays (petgen/searchpack.py, besides the JSON
+shards for browsers); a `SearchIndex` maps that file and reads the arrays in place: a term is found
+by its hash, a prefix's completions by binary search over the sorted words, and a posting list is a
+set of views into the file, made when a query needs it. A query is a list of word groups (the words
+of a group are alternatives for one concept and count once).
 
 **Confidence.** Every match of a query word in a document has a confidence in 0..1:
 `field × match`, with field title 1.0, variants 0.9, keywords 0.8, meaning 0.45, and match whole
@@ -17,7 +20,10 @@ the figure means the same whatever the query.
 - typos are looked for only when the word itself is not indexed, among at most `FUZZY_SCAN`
   candidates (same first letter, length within the edit distance) and keep the `FUZZY_MATCHES` nearest;
 - each query word costs at most its postings, and the best `limit` are selected with a partition
-  over the matches, never a sort of all of them.
+  over the matches, never a sort of all of them; a top-k query looks at the first `HEAD` documents of
+  each long list (impact order), growing by `HEAD_GROWTH` to `MAX_HEAD` per list and `MAX_CANDIDATES`
+  per query while it cannot prove its answer (`bounded_top`); each group's short lists are merged once
+  per query, not once per growth round.
 """
 
 from __future__ import annotations

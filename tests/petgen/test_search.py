@@ -185,6 +185,16 @@ def test_prefix_expansion_is_capped() -> None:
     assert len(big.search("kusch")) <= engine.PREFIX_FANOUT
 
 
+def test_a_long_prefix_looks_at_prefix_scan_words_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    big = many(300, "kuschel")  # kuschelaa0, kuschelba1, … : 300 words that start with "kusche"
+    everything = sorted(w for w in big.arrays.terms if w.startswith("kusche") and big.posting(engine.WORD, w))
+    monkeypatch.setattr(engine, "PREFIX_SCAN", 40)
+    found = big.completions("kusche")
+    assert found and set(found) <= set(everything[:40])  # only the first 40 in alphabetical order were looked at
+    monkeypatch.setattr(engine, "PREFIX_SCAN", 512)
+    assert not set(big.completions("kusche")) <= set(everything[:40])
+
+
 def test_fuzzy_candidates_and_matches_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     big = many(400, "maus")
     monkeypatch.setattr(engine, "FUZZY_SCAN", 50)
