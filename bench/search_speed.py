@@ -14,7 +14,8 @@ and reused by later runs, bench/corpus.py).
    p50, p99 and max of all calls, and per query class at every synthetic size.
 2. Adversarial queries (two-letter words, 20-word queries, repeated letters, every umlaut):
    queries per second against the ordinary queries', both as wall-clock and as CPU time.
-3. Load time: `Dist.load` and `load_search_index` (the search shards alone), median of `--loads`.
+3. Load time: `Dist.load` and `load_search_index` (mapping the search index's pack file alone), median
+   of `--loads`.
 4. HTTP: one runtime under granian (1 worker, rate limiter off) per knowledge base; wrk (1 thread,
    `--connections`, `--duration` s after a 1 s warm-up) cycles through the same queries as
    `GET /api/search?q=…`, as `POST /ask` `{"query": …, "limit": 10}` and as MCP `tools/call` of

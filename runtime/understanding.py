@@ -32,7 +32,8 @@ import numpy as np
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import EVERY_REGION
 from petgen.search.index import analyze, stems, words
-from petgen.search.query import HEAD, HEAD_GROWTH, Hit, Posting, Source, Weighted
+from petgen.search.query import HEAD_GROWTH, Hit, Source, Weighted
+from petgen.search.stored import HEAD, Posting
 from runtime.builds.dist import Dist
 
 FLOOR = 0.4  # no answer scores below this

@@ -87,8 +87,7 @@ def engine(site: tuple[str, Path]) -> SearchIndex:
     """The build's search index as the runtime loads it: the reference the page's script must agree with."""
     dist = site[1]
     manifest = orjson.loads((dist / "search" / "index.json").read_bytes())
-    return SearchIndex.from_shards(manifest["docs"], (orjson.loads((dist / path.lstrip("/")).read_bytes())
-                                                      for path in manifest["shards"].values()))
+    return SearchIndex.load(dist / manifest["engine"].lstrip("/"))
 
 
 @pytest.fixture

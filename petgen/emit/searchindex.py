@@ -1,7 +1,10 @@
-"""Emit the search index: shards by term prefix with hashed names, and a small index manifest.
+"""Emit the search index: shards by term prefix with hashed names, a small index manifest, and the
+compact index the runtime maps into memory.
 
 `/search/index.json` lists the documents and the shard files; a browser (or any client) can
 fetch it, pick the shards for the prefixes of its query words and search without the runtime.
+The runtime reads the same postings from one pack file (petgen/search/pack.py), routed at
+`ENGINE_ROUTE` and named in index.json as `engine`.
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ from petgen.build.dist import DistWriter
 from petgen.content.kb import KnowledgeBase
 from petgen.contract.resources import encode, entry_url
 from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document, build_index, shard
+from petgen.search.pack import pack_index
 from petgen.search.query import SCORING
+from petgen.search.stored import ENGINE_ROUTE
 
 INDEX_ROUTE = "/search/index.json"
 
@@ -28,6 +33,7 @@ def emit_search_index(kb: KnowledgeBase, writer: DistWriter) -> None:
     index = build_index(documents(kb))
     shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", encode(data))
               for key, data in shard(index).items()}
+    engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", pack_index(index), "application/octet-stream", "bin")
     manifest = {
         "version": INDEX_VERSION,
         "fields": {name: WEIGHTS[name] for name in FIELDS},
@@ -36,5 +42,6 @@ def emit_search_index(kb: KnowledgeBase, writer: DistWriter) -> None:
         "sharding": "first two characters of the term ('_' for one-character terms)",
         "docs": index["docs"],
         "shards": shards,
+        "engine": engine,
     }
     writer.add_file(INDEX_ROUTE, "search/index.json", encode(manifest), "application/json; charset=utf-8")

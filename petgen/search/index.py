@@ -1,7 +1,8 @@
 """The search engine: one module for both sides (ARCHITECTURE.md, contract 4).
 
-The build calls `build_index` and writes the result as shards by term prefix (as Pagefind does);
-the runtime reads the shards back into a `SearchIndex` and queries it. Queries and documents go
+The build calls `build_index` and writes the result as shards by term prefix (as Pagefind does, for
+browsers) and as one pack file (petgen/search/pack.py) that the runtime maps into a `SearchIndex`
+and queries. Queries and documents go
 through the same `analyze`, so a query is normalised exactly as the documents were.
 
 Normalisation: NFC, case folding, `ß→ss`, accents stripped, umlauts folded to their base letters
@@ -10,7 +11,7 @@ punctuation and hyphens split words. Each word is indexed as itself (for prefix 
 matching), by its German and English Snowball stems (exact matching), and, for compounds, by the
 known words it starts or ends with (`Zuckermaus` → `zucker`, `maus`).
 
-The query side (loading the shards, scores in 0..1, the caps on a query's cost) is
+The query side (reading the pack file, scores in 0..1, the caps on a query's cost) is
 petgen/search/query.py.
 """
 

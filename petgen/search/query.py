@@ -1,7 +1,10 @@
 """The query side of the search engine: the loaded index, confidences in 0..1, bounded cost.
 
-The build writes shards (petgen/search/index.py); the runtime reads them into a `SearchIndex`. A query is
-a list of word groups (the words of a group are alternatives for one concept and count once).
+The build writes the index as one pack file of flat arrays (petgen/search/pack.py, besides the JSON
+shards for browsers); a `SearchIndex` maps that file and reads the arrays in place: a term is found
+by its hash, a prefix's completions by binary search over the sorted words, and a posting list is a
+set of views into the file, made when a query needs it. A query is a list of word groups (the words
+of a group are alternatives for one concept and count once).
 
 **Confidence.** Every match of a query word in a document has a confidence in 0..1:
 `field × match`, with field title 1.0, variants 0.9, keywords 0.8, meaning 0.45, and match whole
@@ -17,24 +20,36 @@ the figure means the same whatever the query.
 - typos are looked for only when the word itself is not indexed, among at most `FUZZY_SCAN`
   candidates (same first letter, length within the edit distance) and keep the `FUZZY_MATCHES` nearest;
 - each query word costs at most its postings, and the best `limit` are selected with a partition
-  over the matches, never a sort of all of them.
+  over the matches, never a sort of all of them; a top-k query looks at the first `HEAD` documents of
+  each long list (impact order), growing by `HEAD_GROWTH` to `MAX_HEAD` per list and `MAX_CANDIDATES`
+  per query while it cannot prove its answer (`bounded_top`); each group's short lists are merged once
+  per query, not once per growth round.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from rapidfuzz.distance import OSA
 from rapidfuzz.process import extract
 
-from petgen.content.text import collation_key
 from petgen.search import index as analyzer
-from petgen.search.index import QUALITY, shard, stems, words
+from petgen.search.index import QUALITY, stems, words
+from petgen.search.packfile import Pack
+from petgen.search.stored import (
+    HEAD,
+    PART,
+    STEM,
+    WORD,
+    Posting,
+    _Arrays,
+)
 
 FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
 MATCH = QUALITY  # whole word, stem, compound part, one and two typos (prefix: below)
@@ -45,11 +60,9 @@ SHORT_PREFIX = 3  # prefixes up to this length have their completions precompute
 PREFIX_SCAN = 512  # a longer prefix looks at no more than this many words in alphabetical order
 FUZZY_SCAN = 3000  # typo candidates compared per query word, at most
 FUZZY_MATCHES = 16  # typo matches kept per query word, the nearest first
-HEAD = 64  # a top-k query first ranks the best HEAD documents of each long posting list (impact order) …
 HEAD_GROWTH = 8  # … and, while it cannot prove that nothing outside them ranks higher, 8 times as many …
 MAX_HEAD = 4096  # … up to this many: beyond it, the top is chosen among these (a cap that rarely applies)
 MAX_CANDIDATES = 8192  # … and to this many over all of a query's long lists (a query of many common words)
-DENSE_SHARE = 32  # posting lists longer than 1/32 of the documents keep a bitmap for counting matches
 SUGGESTIONS = 5  # "did you mean" titles, at most
 SCORE_DIGITS = 4  # scores are compared at this precision; ties go to the engine's title order
 
@@ -77,105 +90,43 @@ class Hit:
     score: float
 
 
-class Posting:
-    """One posting list: documents ascending with their field confidence; a long list also has its documents
-    in impact order (confidence descending, then title order) and, when it is very long, a bitmap."""
-
-    __slots__ = ("docs", "conf", "impact", "levels", "bits")
-
-    def __init__(self, docs: np.ndarray, conf: np.ndarray) -> None:
-        self.docs, self.conf = docs, conf
-        self.impact: np.ndarray | None = None  # docs, best first (only for lists longer than HEAD)
-        self.levels: list[tuple[int, float]] = []  # (end in `impact`, confidence of the entries before it)
-        self.bits: np.ndarray | None = None  # membership bitmap over all documents, 64 per word
-
-    def __len__(self) -> int:
-        return len(self.docs)
-
-    def rank(self, order: np.ndarray, documents: int) -> None:
-        """Prepare the impact order (and the bitmap) once the index knows every document's title order."""
-        if len(self.docs) > HEAD:
-            perm = np.lexsort((order[self.docs], -self.conf))
-            self.impact = self.docs[perm]
-            ranked = self.conf[perm]
-            ends = np.flatnonzero(np.diff(ranked)) + 1
-            self.levels = [(int(end), float(ranked[end - 1])) for end in [*ends, len(ranked)]]
-        if len(self.docs) * DENSE_SHARE > documents:
-            mask = np.zeros((documents + 63) // 64 * 64, dtype=bool)
-            mask[self.docs] = True
-            self.bits = np.packbits(mask, bitorder="little").view(np.uint64)
-
-    def best(self) -> float:
-        """The highest confidence in the list."""
-        return self.levels[0][1] if self.levels else float(self.conf.max())
-
-    def confidence_at(self, position: int) -> float:
-        """The confidence of the entry at `position` in impact order."""
-        for end, value in self.levels:
-            if position < end:
-                return value
-        return 0.0
-
-    def tail_values(self, position: int) -> list[float]:
-        """The confidences the entries from `position` on (in impact order) can have."""
-        return [value for end, value in self.levels if end > position]
-
-
 Source = tuple[Posting, float, float]  # a posting list with its match quality and its alternative's step
 Weighted = tuple[list[Source], float, bool]  # a group's lists, its share of the score, whether it leads (see proven_top)
 Scorer = Callable[[np.ndarray, list[np.ndarray]], tuple[np.ndarray, np.ndarray | None]]  # candidates, values -> scores, kept
 
-
-@dataclass
 class SearchIndex:
-    """The index loaded for querying."""
+    """The index loaded for querying: the arrays of a pack file (petgen/search/pack.py), mapped or in memory."""
 
-    docs: list[list[str]]
-    stems: dict[str, Posting]
-    words: dict[str, Posting]
-    parts: dict[str, Posting]
-    vocabulary: list[str] = field(default_factory=list)
-    short_prefixes: dict[str, list[str]] = field(default_factory=dict)
-    by_shape: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # (first letter, length) -> words
-    titles_by_shape: dict[tuple[str, int], list[str]] = field(default_factory=dict)  # folded titles, as by_shape
-    title_docs: dict[str, list[int]] = field(default_factory=dict)
-    order: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # tie-break rank per doc
-    named: dict[Any, tuple[np.ndarray, Posting]] = field(default_factory=dict)  # see `posting_of`
-    _local: threading.local = field(default_factory=threading.local, repr=False)
+    def __init__(self, pack: Pack) -> None:
+        self.arrays = _Arrays(pack)
+        self.docs = self.arrays.docs
+        self.order = self.arrays.order  # tie-break rank per document (title order)
+        self.named: dict[Any, tuple[np.ndarray, Posting]] = {}  # see `posting_of`
+        self._local = threading.local()
 
     @classmethod
-    def from_shards(cls, docs: list[list[str]], shards: Iterable[dict[str, Any]]) -> SearchIndex:
-        index = cls(docs=docs, stems={}, words={}, parts={})
-        for data in shards:
-            for kind in ("stems", "words", "parts"):
-                target = getattr(index, kind)
-                for term, (term_docs, weights) in data[kind].items():
-                    target[term] = Posting(np.asarray(term_docs, dtype=np.int32), confidence(weights))
-        index.vocabulary = sorted(index.words)
-        short: dict[str, list[str]] = {}
-        for word in index.vocabulary:
-            index.by_shape.setdefault((word[0], len(word)), []).append(word)
-            for size in range(2, min(SHORT_PREFIX, len(word)) + 1):
-                short.setdefault(word[:size], []).append(word)
-        index.short_prefixes = {p: sorted(found, key=lambda w: (len(w), w))[:PREFIX_FANOUT]
-                                for p, found in short.items()}
-        for doc, (_, title, _, _) in enumerate(docs):
-            folded = " ".join(words(title))
-            if folded:
-                if folded not in index.title_docs:
-                    index.titles_by_shape.setdefault((folded[0], len(folded)), []).append(folded)
-                index.title_docs.setdefault(folded, []).append(doc)
-        ranked = sorted(range(len(docs)), key=lambda d: (len(docs[d][1]), collation_key(docs[d][1])))
-        index.order = np.empty(len(docs), dtype=np.int64)
-        index.order[ranked] = np.arange(len(docs))
-        for kind in (index.stems, index.words, index.parts):
-            for posting in kind.values():
-                posting.rank(index.order, len(docs))
-        return index
+    def load(cls, path: str | os.PathLike[str]) -> SearchIndex:
+        """Map a pack file written by `petgen build` (the mapping stays valid if the build is swapped out)."""
+        return cls(Pack.open(path))
 
     @classmethod
     def from_index(cls, index: dict[str, Any]) -> SearchIndex:
-        return cls.from_shards(index["docs"], shard(index).values())
+        """The engine over an index of `petgen.search.index.build_index`, packed in memory (tests, tools)."""
+        from petgen.search.pack import pack_index  # the build side, which imports this module
+
+        return cls(Pack(pack_index(index)))
+
+    def posting(self, kind: int, term: str) -> Posting | None:
+        """The posting list of `term` as a stem, a word or a compound part (STEM, WORD, PART), or None."""
+        t = self.arrays.terms.find(term)
+        return self._posting(kind, t) if t >= 0 else None
+
+    def _posting(self, kind: int, t: int) -> Posting | None:
+        if t < 0:
+            return None
+        arrays = self.arrays
+        p = arrays.term_posting[kind * len(arrays.terms) + t]
+        return Posting.stored(arrays, p) if p >= 0 else None
 
     def posting_of(self, key: Any, make: Callable[[], np.ndarray]) -> tuple[np.ndarray, Posting]:
         """A value in 0..1 per document (from `make`, once per `key`: a filter such as a facet or category)
@@ -193,59 +144,108 @@ class SearchIndex:
 
     def completions(self, prefix: str) -> list[str]:
         """Indexed words that start with `prefix` (not the prefix itself), at most PREFIX_FANOUT, shortest first."""
-        if len(prefix) <= SHORT_PREFIX:
-            found = self.short_prefixes.get(prefix, [])
-        else:
-            start = bisect.bisect_left(self.vocabulary, prefix)
-            found = []
-            for word in self.vocabulary[start:start + PREFIX_SCAN]:
-                if not word.startswith(prefix):
-                    break
-                found.append(word)
-            found = sorted(found, key=lambda w: (len(w), w))[:PREFIX_FANOUT + 1]
-        return [w for w in found if w != prefix][:PREFIX_FANOUT]
+        return [self.arrays.terms[t] for t in self._completions(prefix)]
 
-    @staticmethod
-    def nearby(buckets: dict[tuple[str, int], list[str]], word: str, distance: int) -> list[str]:
-        """Strings of `buckets` with the first letter of `word` and a length within `distance` (no string
-        further in length can be that near), at most FUZZY_SCAN, the closest lengths first."""
+    def _completions(self, prefix: str) -> list[int]:
+        """`completions` as term numbers: the PREFIX_FANOUT shortest words of those starting with `prefix`
+        (then in alphabetical order); for a prefix longer than SHORT_PREFIX, of the first PREFIX_SCAN words
+        from the prefix on in alphabetical order."""
+        arrays = self.arrays
+        if len(prefix) <= SHORT_PREFIX:
+            p = arrays.prefixes.find(prefix)
+            found = arrays.prefix_items[arrays.prefix_start[p]:arrays.prefix_start[p + 1]].tolist() if p >= 0 else []
+        else:
+            raw = prefix.encode()
+            terms, vocabulary = arrays.terms, arrays.vocabulary_at
+            lo, hi = 0, len(vocabulary)
+            while lo < hi:  # the first word not before the prefix
+                mid = (lo + hi) // 2
+                if terms.raw(vocabulary[mid]) < raw:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            start, hi = lo, min(lo + PREFIX_SCAN, len(vocabulary))
+            if lo < hi and not terms.raw(vocabulary[lo]).startswith(raw):
+                hi = lo  # no word starts with it
+            while lo < hi:  # the words that start with it follow one another: find the first that does not
+                mid = (lo + hi) // 2
+                if terms.raw(vocabulary[mid]).startswith(raw):
+                    lo = mid + 1
+                else:
+                    hi = mid
+            ids = arrays.vocabulary[start:lo]
+            found = ids[np.lexsort((ids, arrays.term_chars[ids]))[:PREFIX_FANOUT + 1]].tolist()
+        own = arrays.terms.find(prefix) if found else -1
+        return [t for t in found if t != own][:PREFIX_FANOUT]
+
+    def _nearby(self, shapes: str, word: str, distance: int) -> tuple[list[str], np.ndarray]:
+        """Strings of one kind (`shape`: indexed words, `title`: folded titles) with the first letter of `word`
+        and a length within `distance` (no string further in length can be that near), at most FUZZY_SCAN,
+        the closest lengths first; with their numbers (terms, titles)."""
+        arrays = self.arrays
+        keys, starts = getattr(arrays, f"{shapes}_key"), getattr(arrays, f"{shapes}_start")
+        text_start, items = getattr(arrays, f"{shapes}_text_start"), getattr(arrays, f"{shapes}_items")
+        base = arrays.pack.offset(f"{shapes}_text")
         found: list[str] = []
+        ids: list[np.ndarray] = []
+        first = ord(word[0]) << 32
         for delta in sorted(range(-distance, distance + 1), key=abs):
-            found.extend(buckets.get((word[0], len(word) + delta), ()))
+            if len(word) + delta < 0:
+                continue
+            key = first | (len(word) + delta)
+            b = bisect.bisect_left(keys, key)
+            if b == len(keys) or keys[b] != key:
+                continue
+            found.extend(arrays.pack.buffer[base + text_start[b]:base + text_start[b + 1]].decode().split("\n"))
+            ids.append(items[starts[b]:starts[b + 1]])
             if len(found) >= FUZZY_SCAN:
-                return found[:FUZZY_SCAN]
-        return found
+                break
+        return found[:FUZZY_SCAN], np.concatenate(ids)[:FUZZY_SCAN] if ids else np.zeros(0, dtype=np.int32)
 
     def fuzzy_candidates(self, word: str, distance: int) -> list[str]:
         """Indexed words with the same first letter and a length within `distance`, at most FUZZY_SCAN,
         the closest lengths first."""
-        return self.nearby(self.by_shape, word, distance)
+        return self._nearby("shape", word, distance)[0]
 
     def typos(self, word: str) -> list[tuple[str, int]]:
         """Indexed words within 1 edit (4+ letters) or 2 edits (8+ letters), same first letter, at most
         FUZZY_MATCHES (nearest first); none for a word that is itself indexed."""
-        if len(word) < 4 or word in self.words:
+        return [(found, distance) for found, _, distance in self._typos(word)]
+
+    def _typos(self, word: str, own: int | None = None) -> list[tuple[str, int, int]]:
+        """`typos` with each word's term number (`own`: the word's own term number, if looked up already)."""
+        if len(word) < 4:
+            return []
+        own = self.arrays.terms.find(word) if own is None else own
+        if own >= 0 and self.arrays.term_posting[WORD * len(self.arrays.terms) + own] >= 0:
             return []
         limit = 2 if len(word) >= 8 else 1
-        matches = extract(word, self.fuzzy_candidates(word, limit), scorer=OSA.distance, score_cutoff=limit,
-                          limit=FUZZY_MATCHES)
-        return [(found, int(distance)) for found, distance, _ in matches if distance > 0]
+        candidates, ids = self._nearby("shape", word, limit)
+        matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=FUZZY_MATCHES)
+        return [(found, int(ids[at]), int(distance)) for found, distance, at in matches if distance > 0]
 
     def postings(self, word: str, *, prefix: bool = True) -> Iterator[tuple[Posting, float]]:
         """Every posting list one query word matches, with the quality of the match (its confidence factor)."""
-        for stem in stems(word):
-            if stem in self.stems:
-                yield self.stems[stem], MATCH["stem"]
-        if word in self.words:
-            yield self.words[word], 1.0
-        for term in {word, *stems(word)}:
-            if term in self.parts:
-                yield self.parts[term], MATCH["compound"]
+        terms = self.arrays.terms
+        own = terms.find(word)
+        word_stems = stems(word)
+        for stem in word_stems:
+            found = self._posting(STEM, own if stem == word else terms.find(stem))
+            if found is not None:
+                yield found, MATCH["stem"]
+        found = self._posting(WORD, own)
+        if found is not None:
+            yield found, 1.0
+        for term in {word, *word_stems}:
+            found = self._posting(PART, own if term == word else terms.find(term))
+            if found is not None:
+                yield found, MATCH["compound"]
         if prefix and len(word) >= 2:
-            for completion in self.completions(word):
-                yield self.words[completion], PREFIX_BASE + PREFIX_COVERAGE * len(word) / len(completion)
-        for found, distance in self.typos(word):
-            yield self.words[found], MATCH["typo1" if distance == 1 else "typo2"]
+            chars = self.arrays.term_chars
+            for t in self._completions(word):
+                yield self._posting(WORD, t), PREFIX_BASE + PREFIX_COVERAGE * len(word) / int(chars[t])
+        for _, t, distance in self._typos(word, own):
+            yield self._posting(WORD, t), MATCH["typo1" if distance == 1 else "typo2"]
 
     def sources(self, group: list[str], *, prefix: bool = True) -> list[Source]:
         """The posting lists of one word group, each with its match quality and its alternative's factor
@@ -273,6 +273,16 @@ class SearchIndex:
         if len(sources) == 1:
             posting, match, step = sources[0]
             return posting.docs, posting.conf * match * step
+        sizes = [len(posting) for posting, _, _ in sources]
+        if sum(sizes) * 8 < len(self.docs):  # few postings: one sort and one reduction over all of them
+            docs = np.concatenate([posting.docs for posting, _, _ in sources])
+            conf = (np.concatenate([posting.conf for posting, _, _ in sources])
+                    * np.repeat([match for _, match, _ in sources], sizes) * np.repeat([step for _, _, step in sources], sizes))
+            order = np.argsort(docs, kind="stable")
+            docs, conf = docs[order], conf[order]
+            starts = np.flatnonzero(np.diff(docs)) + 1
+            starts = np.concatenate(([0], starts)) if len(docs) else starts
+            return docs[starts], np.maximum.reduceat(conf, starts) if len(docs) else conf
         best = self._scratch()
         touched: list[np.ndarray] = []
         for posting, match, step in sources:
@@ -284,7 +294,7 @@ class SearchIndex:
             else:
                 best[docs] = conf
             touched.append(docs)
-        docs = self._union(touched, best)
+        docs = np.flatnonzero(best).astype(np.int32)
         values = best[docs]
         best[docs] = 0.0
         return docs, values
@@ -389,8 +399,9 @@ class SearchIndex:
         best among those candidates are answered).
         """
         head, cap = max(HEAD, 4 * limit), self.head_cap(groups)
+        memo: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}  # per group, its short lists merged in the first round
         while True:
-            exact, hits = self._top_of_heads(groups, limit, head)
+            exact, hits = self._top_of_heads(groups, limit, head, memo)
             if exact or head >= cap:
                 return hits
             head = min(head * HEAD_GROWTH, cap)
@@ -402,7 +413,8 @@ class SearchIndex:
         long = sum(1 for sources in groups for posting, _, _ in sources if posting.impact is not None)
         return max(HEAD, min(MAX_HEAD, MAX_CANDIDATES // max(1, long)))
 
-    def _top_of_heads(self, groups: list[list[Source]], limit: int, head: int) -> tuple[bool, list[Hit]]:
+    def _top_of_heads(self, groups: list[list[Source]], limit: int, head: int,
+                      memo: dict[int, tuple[int, np.ndarray, np.ndarray]] | None = None) -> tuple[bool, list[Hit]]:
         share = 1.0 / len(groups)
 
         def mean(candidates: np.ndarray, values: list[np.ndarray]) -> tuple[np.ndarray, None]:
@@ -411,11 +423,11 @@ class SearchIndex:
                 scores += found
             return scores / len(groups), None
 
-        exact, docs, scores = self.proven_top([(sources, share, True) for sources in groups], limit, head, mean)
+        exact, docs, scores = self.proven_top([(sources, share, True) for sources in groups], limit, head, mean, memo)
         return exact, self.ranked(docs, scores, limit)
 
-    def proven_top(self, groups: list[Weighted], limit: int, head: int, score: Scorer
-                   ) -> tuple[bool, np.ndarray, np.ndarray]:
+    def proven_top(self, groups: list[Weighted], limit: int, head: int, score: Scorer,
+                   memo: dict[int, tuple[int, np.ndarray, np.ndarray]] | None = None) -> tuple[bool, np.ndarray, np.ndarray]:
         """Candidates from the first `head` documents (impact order) of each long list of the leading groups (all
         of a short one), their scores by `score` (which may also drop candidates: a filter), and whether that is
         proven to hold the best `limit` documents of all.
@@ -423,13 +435,15 @@ class SearchIndex:
         `score` must not give any document more than the sum over the groups of share × the document's value in
         the group. A document outside the heads then scores at most that sum with the best value left in each
         group (`bound`). If the `limit`-th kept candidate's ranking key (rounded score, then title order) beats
-        the best key such a document could have, the answer is exact.
+        the best key such a document could have, the answer is exact. With `memo` (kept between the rounds of
+        one query as its heads grow), each group's short lists are merged once, in the first round.
         """
         leading = [sources for sources, _, lead in groups if lead]
         pieces = [posting.docs if posting.impact is None or len(posting) <= head else posting.impact[:head]
                   for sources in leading for posting, _, _ in sources]
         candidates = np.unique(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.int32)
-        scores, kept = score(candidates, [self._values_at(sources, candidates, head) for sources, _, _ in groups])
+        values = [self._values_at(sources, candidates, head, memo, i) for i, (sources, _, _) in enumerate(groups)]
+        scores, kept = score(candidates, values)
         if kept is not None:
             candidates, scores = candidates[kept], scores[kept]
         bound, gap, first_left, whole = 0.0, np.inf, 0, True
@@ -478,27 +492,33 @@ class SearchIndex:
         lower = [v for first, rest, _ in levels for v in (first, *rest) if v < best]
         return best, max(lower, default=0.0), min(order for first, _, order in levels if first == best)
 
-    def _values_at(self, sources: list[Source], candidates: np.ndarray, head: int) -> np.ndarray:
-        """One group's best confidence for each candidate: a list no longer than a few times the candidates is
-        scattered whole over the documents, a longer one probed for each candidate (binary search)."""
-        values = np.zeros(len(candidates))
-        best, touched = self._scratch(), []
+    def _values_at(self, sources: list[Source], candidates: np.ndarray, head: int,
+                   memo: dict[int, tuple[int, np.ndarray, np.ndarray]] | None = None, key: int = 0) -> np.ndarray:
+        """One group's best confidence for each candidate: the lists no longer than a few times the candidates
+        merged (`group_of`) and looked up, a longer one probed for each candidate (binary search). With `memo`,
+        the lists merged in the first round stay merged in `memo[key]`: a later round only probes the others."""
+        merged = memo.get(key) if memo is not None else None
+        if merged is None:
+            short = max(head, 4 * len(candidates))
+            merged = (short, *self.group_of([source for source in sources if len(source[0]) <= short]))
+            if memo is not None:
+                memo[key] = merged
+        short, docs, conf = merged
+        at, found = self._probe(docs, candidates)
+        values = np.where(found, conf[at], 0.0) if len(docs) else np.zeros(len(candidates))
         for posting, match, step in sources:
-            docs = posting.docs
-            if len(posting) <= max(head, 4 * len(candidates)):
-                current = best[docs]
-                np.maximum(current, posting.conf * match * step, out=current)
-                best[docs] = current
-                touched.append(docs)
-            else:
-                at = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
-                found = docs[at] == candidates
-                np.maximum(values, np.where(found, posting.conf[at] * match * step, 0.0), out=values)
-        if touched:
-            np.maximum(values, best[candidates], out=values)
-            for docs in touched:
-                best[docs] = 0.0
+            if len(posting) > short:
+                at, found = self._probe(posting.docs, candidates)
+                np.maximum(values, np.where(found, posting.conf_at(at) * match * step, 0.0), out=values)
         return values
+
+    @staticmethod
+    def _probe(docs: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For each candidate, its position in `docs` (ascending) and whether it is there."""
+        if not len(docs):
+            return np.zeros(len(candidates), dtype=np.intp), np.zeros(len(candidates), dtype=bool)
+        at = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
+        return at, docs[at] == candidates
 
     def ranked(self, docs: np.ndarray, scores: np.ndarray, limit: int | None,
                tiers: np.ndarray | None = None) -> list[Hit]:
@@ -531,14 +551,16 @@ class SearchIndex:
         compared per word."""
         found: dict[int, float] = {}
         folded = " ".join(words(text))
+        arrays = self.arrays
         for term in dict.fromkeys([folded, *words(text)]):
             if len(term) < 3:
                 continue
             cutoff = 1 if len(term) < 5 else 2 if len(term) < 10 else 3
-            candidates = self.nearby(self.titles_by_shape, term, cutoff)
-            for title, distance, _ in extract(term, candidates, scorer=OSA.distance, score_cutoff=cutoff,
-                                              limit=limit):
-                for doc in self.title_docs[title]:
+            candidates, ids = self._nearby("title", term, cutoff)
+            for title, distance, at in extract(term, candidates, scorer=OSA.distance, score_cutoff=cutoff,
+                                               limit=limit):
+                t = int(ids[at])
+                for doc in arrays.title_docs_items[arrays.title_docs_start[t]:arrays.title_docs_start[t + 1]].tolist():
                     score = 1.0 - distance / max(len(term), len(title))
                     found[doc] = max(found.get(doc, 0.0), score)
         if not found:

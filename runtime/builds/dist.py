@@ -22,6 +22,7 @@ from petgen.content.lexicon import Lexicon
 from petgen.content.model import Site
 from petgen.search.index import words
 from petgen.search.query import SearchIndex
+from petgen.search.stored import ENGINE_ROUTE
 from runtime.builds.files import BuildDir, Headers, LargeFile, Routes, StaticFile, prepared_file
 from runtime.builds.routes import RouteTable
 from runtime.builds.summaries import Summaries
@@ -96,13 +97,13 @@ class Dist:
         try:
             build = BuildDir(root)
             manifest = orjson.loads(build.read(MANIFEST))
+            search = load_search_index(build.path, manifest)  # through the handle: the same build
             table = RouteTable(manifest.pop("routes"))  # the parsed routes are dropped before the next parse
             data = orjson.loads(build.read(manifest["data"]))
             aliases = {slug: (facet[0], facet[1]) for slug, facet in data["aliases"].items()}
             vocabulary = {"category": data["categories"], "mood": data["moods"], **data["facets"]}
             items = Summaries(data.pop("items"), vocabulary, aliases)
             not_found = build.read(manifest["notFound"])
-            search = load_search_index(build.path, manifest)  # through the handle: the same build
         except (OSError, KeyError, ValueError) as exc:
             raise DistNotFound(f"{root} is not a complete build ({exc}); run `petgen build`") from exc
         routes = Routes(build, table, static_cache)
@@ -141,7 +142,7 @@ def trim_heap() -> None:
 
 
 def load_search_index(root: Path, manifest: dict[str, Any]) -> SearchIndex:
-    """Read the index manifest and every shard it lists (the same files a browser could fetch)."""
-    index = orjson.loads((root / manifest["search"].lstrip("/")).read_bytes())
-    shards = (orjson.loads((root / path.lstrip("/")).read_bytes()) for path in index["shards"].values())
-    return SearchIndex.from_shards(index["docs"], shards)
+    """Map the build's compact search index (the file its manifest routes at ENGINE_ROUTE) into memory:
+    nothing is parsed or copied, and every worker shares the file's pages through the OS page cache. The
+    mapping stays valid when a later build swaps this one out and deletes it."""
+    return SearchIndex.load(root / manifest["routes"][ENGINE_ROUTE]["file"])

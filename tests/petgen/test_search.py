@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import mmap
+from pathlib import Path
+
 import pytest
 
 import petgen.search.query as engine
 from petgen.search.index import Document, analyze, build_index, shard, words
+from petgen.search.pack import pack_index
 from petgen.search.query import SearchIndex
+from petgen.search.stored import HEAD
 
 TITLES = {
     "Bärchen": ["Bärli", "Bärle"], "Bär": [], "Mäuschen": ["Mäuslein"], "Maus": ["Mausi"],
@@ -134,14 +139,27 @@ def test_stopwords_are_dropped_unless_alone() -> None:
     assert analyze("the") == ["the"]
 
 
-def test_shards_are_by_prefix_and_roundtrip(index: SearchIndex) -> None:
+def test_shards_are_by_prefix(index: SearchIndex) -> None:
     data = build_index([Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]})])
     shards = shard(data)
     assert "ba" in shards and "barchen" in shards["ba"]["words"]
     for key, content in shards.items():  # every term sits in the shard of its first two characters
         assert all(term[:2] == key for kind in content.values() for term in kind)
-    again = SearchIndex.from_shards(data["docs"], shards.values())
-    assert again.search("bärchen")[0].slug == "a"
+    assert SearchIndex.from_index(data).search("bärchen")[0].slug == "a"
+
+
+def test_the_pack_file_is_mapped_and_checked(tmp_path: Path) -> None:
+    data = build_index([Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]})])
+    path = tmp_path / "index.bin"
+    path.write_bytes(pack_index(data))
+    mapped = SearchIndex.load(path)
+    path.unlink()  # the mapping outlives the file (a build swapped out and deleted)
+    assert mapped.search("baerchen")[0].slug == "a" and mapped.docs[0] == ["a", "Bärchen", "m", "u"]
+    assert isinstance(mapped.arrays.pack.buffer, mmap.mmap)
+    for broken in (b"", b"not a pack", pack_index(data)[:200]):
+        path.write_bytes(broken)
+        with pytest.raises(ValueError):
+            SearchIndex.load(path)
 
 
 def test_whole_words_above_prefixes_and_compounds(index: SearchIndex) -> None:
@@ -166,6 +184,16 @@ def test_prefix_expansion_is_capped() -> None:
         assert 0 < len(found) <= engine.PREFIX_FANOUT
         assert [len(w) for w in found] == sorted(len(w) for w in found)  # the shortest first
     assert len(big.search("kusch")) <= engine.PREFIX_FANOUT
+
+
+def test_a_long_prefix_looks_at_prefix_scan_words_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
+    big = many(300, "kuschel")  # kuschelaa0, kuschelba1, … : 300 words that start with "kusche"
+    everything = sorted(w for w in big.arrays.terms if w.startswith("kusche") and big.posting(engine.WORD, w))
+    monkeypatch.setattr(engine, "PREFIX_SCAN", 40)
+    found = big.completions("kusche")
+    assert found and set(found) <= set(everything[:40])  # only the first 40 in alphabetical order were looked at
+    monkeypatch.setattr(engine, "PREFIX_SCAN", 512)
+    assert not set(big.completions("kusche")) <= set(everything[:40])
 
 
 def test_fuzzy_candidates_and_matches_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -217,16 +245,16 @@ def test_a_query_looks_at_most_at_max_head_documents_of_a_long_list(monkeypatch:
     seen: list[int] = []
     original = SearchIndex._top_of_heads
 
-    def counting(self: SearchIndex, groups: list, limit: int, head: int) -> tuple:
+    def counting(self: SearchIndex, groups: list, limit: int, head: int, *memo: dict) -> tuple:
         seen.append(head)
-        return original(self, groups, limit, head)
+        return original(self, groups, limit, head, *memo)
 
     monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
     monkeypatch.setattr(engine, "MAX_HEAD", 128)
     hits, total = big.top("mond4 wort2", 10)  # needs more than the first heads to prove its top ten
     assert len(hits) == 10 and total == len(big.scored("mond4 wort2")[0])
-    assert seen == [engine.HEAD, 128]  # grown once, then stopped by the cap
-    assert len(big.words["mond4"]) > 128 and len(big.words["wort2"]) > 128  # so the cap was what bounded it
+    assert seen == [HEAD, 128]  # grown once, then stopped by the cap
+    assert all(len(big.posting(engine.WORD, w)) > 128 for w in ("mond4", "wort2"))  # so the cap was what bounded it
 
 
 def test_a_query_of_many_long_lists_looks_at_most_at_max_candidates_documents(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -234,10 +262,10 @@ def test_a_query_of_many_long_lists_looks_at_most_at_max_candidates_documents(mo
     seen: list[int] = []
     original = SearchIndex._top_of_heads
 
-    def counting(self: SearchIndex, groups: list, limit: int, head: int) -> tuple:
+    def counting(self: SearchIndex, groups: list, limit: int, head: int, *memo: dict) -> tuple:
         long = [posting for sources in groups for posting, _, _ in sources if posting.impact is not None]
         seen.append(sum(min(head, len(posting)) for posting in long))
-        return original(self, groups, limit, head)
+        return original(self, groups, limit, head, *memo)
 
     monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
     monkeypatch.setattr(engine, "MAX_CANDIDATES", 1200)

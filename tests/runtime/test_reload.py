@@ -41,3 +41,20 @@ def test_build_shows_progress_only_on_a_terminal(content: Path, tmp_path: Path) 
 
     result = CliRunner().invoke(cli, ["build", "--content", str(content), "--out", str(tmp_path / "d")])
     assert result.exit_code == 0 and "Building" not in result.output
+
+
+def test_a_loaded_search_index_stays_with_its_build(content: Path, tmp_path: Path) -> None:
+    """The search index is mapped from the build the manifest was read from: a later build swapped in (and the
+    old one deleted) changes nothing for the loaded one, and the next load sees the new build's index only."""
+    from runtime.builds.dist import Dist
+
+    out = tmp_path / "dist"
+    build(content, out, base_url="http://testserver")
+    old = Dist.load(out)
+    (content / "names" / "hasi.md").write_text(entry_text("Hasi", "tiere"), encoding="utf-8")
+    build(content, out, base_url="http://testserver")  # swapped in; the old tree is removed
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".dist")] == []
+    assert old.search.search("hasi") == [] and len(old.search.docs) == len(old.items) == 6
+    new = Dist.load(out)
+    assert new.search.search("hasi")[0].slug == "hasi" and len(new.search.docs) == len(new.items) == 7
+    assert old.search.search("hasi") == []  # still the old build's, after the new one was loaded

@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 
 from petgen.contract.schemas import schema_for
 from petgen.search import index as engine
+from petgen.search.stored import STEM, WORD
 
 
 def test_search_results(client: TestClient) -> None:
@@ -60,7 +61,7 @@ def test_runtime_normalises_queries_as_the_build_did(dist: Path, monkeypatch: py
     loaded = Dist.load(dist).search
     manifest = orjson.loads((dist / "search" / "index.json").read_bytes())
     assert manifest["fields"] == {"title": 8.0, "variants": 5.0, "keywords": 3.0, "meaning": 1.0}
-    assert "olprinz" in loaded.words and engine.stems("olprinz")[0] in loaded.stems
+    assert loaded.posting(WORD, "olprinz") and loaded.posting(STEM, engine.stems("olprinz")[0])
     calls: list[str] = []
     original = engine.analyze
     monkeypatch.setattr(engine, "analyze", lambda text, **kw: calls.append(text) or original(text, **kw))

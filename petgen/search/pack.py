@@ -1,0 +1,180 @@
+"""The build side of the compact search index: `build_index`'s postings as flat arrays in one pack file.
+
+The query engine (petgen/search/query.py) maps the file and reads these arrays in place; this module
+prepares everything it would otherwise compute per term at load time. Arrays (n documents, T terms,
+P posting lists, E postings):
+
+- documents: `doc_text` (UTF-8) and `doc_offsets` (4 n + 1: slug, title, meaning, url of each), `order`
+  (each document's rank in title order: shorter titles first, then alphabetical; ties in a ranking);
+- terms (stems, words and compound parts together), sorted by their UTF-8 bytes: `term_text`,
+  `term_offsets`, `term_chars` (length in characters), `term_hash` (CRC-32 of the bytes, ascending)
+  with `term_by_hash` (the term of each hash), and `term_posting` (3 T: the posting list of each term as
+  a stem, a word and a compound part, -1 for none);
+- posting lists: `post_start` (P + 1) into `post_docs` (documents ascending) and `post_conf` (an index
+  into `confidences`, the field confidences); the lists longer than HEAD (`long_posting`, ascending) also
+  have their documents in impact order (`impact_start`, by rank in `long_posting`, into `impact_docs`) and
+  their confidence levels in that order (`level_start` into `level_end`, `level_value`); the lists longer
+  than 1/DENSE_SHARE of the documents (`dense_posting`) a bitmap each in `bits`, (n + 63) // 64 words;
+- prefix completion: `vocabulary` (the terms that are words, in order) and, for every prefix of up to
+  SHORT_PREFIX letters, its PREFIX_FANOUT shortest completions (`prefix_*`: a string table as the terms',
+  `prefix_start` into `prefix_terms`);
+- typo candidates: the words by shape (first letter, length: `shape_*`) and the folded titles by shape
+  (`title_*`, with `title_start` into `title_docs`), each shape's strings also as one text joined by
+  newlines, so that a query decodes a shape's candidates at once.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable, Sequence
+from itertools import chain
+from typing import Any
+
+import numpy as np
+
+from petgen.content.text import collation_key
+from petgen.search.index import words
+from petgen.search.packfile import write_pack
+from petgen.search.query import PREFIX_FANOUT, SHORT_PREFIX, confidence
+from petgen.search.stored import DENSE_SHARE, HEAD, KINDS, PACK_FORMAT
+
+
+def pack_index(index: dict[str, Any]) -> bytes:
+    """The pack file of an index from `petgen.search.index.build_index`."""
+    docs = index["docs"]
+    n = len(docs)
+    ranked = sorted(range(n), key=lambda d: (len(docs[d][1]), collation_key(docs[d][1])))
+    order = np.empty(n, dtype=np.int64)
+    order[ranked] = np.arange(n)
+    terms = sorted(set().union(*(index[kind] for kind in KINDS)))
+    term_id = {term: i for i, term in enumerate(terms)}
+    arrays: dict[str, np.ndarray] = {"order": order}
+    arrays.update(strings("doc", [field for doc in docs for field in doc]))
+    arrays.update(strings("term", terms, hashed=True))
+    arrays["term_chars"] = np.fromiter(map(len, terms), dtype=np.int32, count=len(terms))
+    lists: list[list[list[float]]] = []
+    term_posting = np.full((len(KINDS), len(terms)), -1, dtype=np.int32)
+    for k, kind in enumerate(KINDS):
+        for term, postings in index[kind].items():
+            term_posting[k, term_id[term]] = len(lists)
+            lists.append(postings)
+    arrays["term_posting"] = term_posting.ravel()
+    arrays.update(postings_arrays(lists, order))
+    vocabulary = [term_id[word] for word in sorted(index["words"])]
+    arrays["vocabulary"] = np.asarray(vocabulary, dtype=np.int32)
+    arrays.update(prefix_arrays(sorted(index["words"]), term_id))
+    by_shape: dict[tuple[str, int], list[int]] = {}
+    for word in sorted(index["words"]):
+        by_shape.setdefault((word[0], len(word)), []).append(term_id[word])
+    arrays.update(shapes("shape", by_shape, terms))
+    arrays.update(title_arrays(docs))
+    return write_pack(arrays, {"format": PACK_FORMAT, "documents": n})
+
+
+def strings(name: str, values: Sequence[str], *, hashed: bool = False) -> dict[str, np.ndarray]:
+    """A string table: `<name>_text` (UTF-8), `<name>_offsets`; with `hashed`, a lookup by CRC-32."""
+    encoded = [v.encode() for v in values]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
+    found = {f"{name}_text": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+             f"{name}_offsets": offsets}
+    if hashed:
+        hashes = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint32, count=len(encoded))
+        by_hash = np.argsort(hashes, kind="stable")
+        found[f"{name}_hash"] = hashes[by_hash]
+        found[f"{name}_by_hash"] = by_hash.astype(np.int32)
+    return found
+
+
+def postings_arrays(lists: list[list[list[float]]], order: np.ndarray) -> dict[str, np.ndarray]:
+    """The posting lists flat, with their impact order, confidence levels and bitmaps (see the module)."""
+    n = len(order)
+    lengths = np.fromiter((len(docs) for docs, _ in lists), dtype=np.int64, count=len(lists))
+    size = int(lengths.sum())
+    start = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=start[1:])
+    docs = np.fromiter(chain.from_iterable(d for d, _ in lists), dtype=np.int32, count=size)
+    conf = confidence(np.fromiter(chain.from_iterable(w for _, w in lists), dtype=np.float64, count=size))
+    table, codes = np.unique(conf, return_inverse=True)
+    if len(table) > 256:
+        raise ValueError("more than 256 distinct field confidences")
+    arrays = {"confidences": table, "post_start": start, "post_docs": docs, "post_conf": codes.astype(np.uint8)}
+    # Impact order of the long lists: confidence descending, then title order, in one sort of all their postings.
+    list_of = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+    long = lengths > HEAD
+    inside = np.flatnonzero(long[list_of])
+    perm = inside[np.lexsort((order[docs[inside]], -conf[inside], list_of[inside]))]
+    long_ids = np.flatnonzero(long)
+    impact_start = np.zeros(len(long_ids) + 1, dtype=np.int64)
+    np.cumsum(lengths[long_ids], out=impact_start[1:])
+    arrays["long_posting"], arrays["impact_start"], arrays["impact_docs"] = long_ids.astype(np.int32), impact_start, docs[perm]
+    ranked_list, ranked_conf = list_of[perm], conf[perm]
+    change = np.flatnonzero((np.diff(ranked_list) != 0) | (np.diff(ranked_conf) != 0)) + 1
+    ends = np.concatenate((change, [len(perm)])).astype(np.int64) if len(perm) else np.zeros(0, dtype=np.int64)
+    run_rank = np.searchsorted(long_ids, ranked_list[ends - 1])
+    arrays["level_end"] = (ends - impact_start[run_rank]).astype(np.int32)
+    arrays["level_value"] = ranked_conf[ends - 1]
+    level_start = np.zeros(len(long_ids) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(run_rank, minlength=len(long_ids)), out=level_start[1:])
+    arrays["level_start"] = level_start
+    # Bitmaps of the very long lists, (n + 63) // 64 words each.
+    dense = np.flatnonzero(lengths * DENSE_SHARE > n)
+    width = (n + 63) // 64
+    bits = np.zeros(len(dense) * width * 64, dtype=bool)
+    for i, p in enumerate(dense):
+        bits[i * width * 64 + docs[start[p]:start[p + 1]]] = True
+    arrays["dense_posting"] = dense.astype(np.int32)
+    arrays["bits"] = np.packbits(bits, bitorder="little").view(np.uint64)
+    return arrays
+
+
+def prefix_arrays(vocabulary: list[str], term_id: dict[str, int]) -> dict[str, np.ndarray]:
+    """Every prefix of 2 to SHORT_PREFIX letters with its PREFIX_FANOUT shortest completions (then alphabetical;
+    the prefix itself among them if it is a word)."""
+    short: dict[str, list[str]] = {}
+    for word in vocabulary:
+        for size in range(2, min(SHORT_PREFIX, len(word)) + 1):
+            short.setdefault(word[:size], []).append(word)
+    prefixes = sorted(short)
+    completions = [[term_id[w] for w in sorted(short[p], key=lambda w: (len(w), w))[:PREFIX_FANOUT]] for p in prefixes]
+    return {**strings("prefix", prefixes, hashed=True), **flat("prefix", completions)}
+
+
+def flat(name: str, lists: list[list[int]]) -> dict[str, np.ndarray]:
+    """Lists of integers as `<name>_start` (one more than lists) into `<name>_items`."""
+    start = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=start[1:])
+    items = np.fromiter(chain.from_iterable(lists), dtype=np.int32, count=int(start[-1]))
+    return {f"{name}_start": start, f"{name}_items": items}
+
+
+def shapes(name: str, buckets: dict[tuple[str, int], list[int]], texts: Sequence[str]) -> dict[str, np.ndarray]:
+    """Strings by (first letter, length) in the order given: `<name>_key` (ascending: code point << 32 | length),
+    `<name>_start` into `<name>_items` (their ids), and each shape's strings joined by newlines (`<name>_text`,
+    from `<name>_text_start`)."""
+    keys = sorted(buckets, key=shape_key)
+    joined = [("\n".join(texts[i] for i in buckets[key])).encode() for key in keys]
+    text_start = np.zeros(len(keys) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, joined), dtype=np.int64, count=len(joined)), out=text_start[1:])
+    lists = flat(name, [buckets[key] for key in keys])
+    return {f"{name}_key": np.fromiter(map(shape_key, keys), dtype=np.int64, count=len(keys)),
+            f"{name}_start": lists[f"{name}_start"], f"{name}_items": lists[f"{name}_items"],
+            f"{name}_text": np.frombuffer(b"".join(joined), dtype=np.uint8), f"{name}_text_start": text_start}
+
+
+def shape_key(shape: tuple[str, int]) -> int:
+    return ord(shape[0]) << 32 | shape[1]
+
+
+def title_arrays(docs: Iterable[list[str]]) -> dict[str, np.ndarray]:
+    """The folded titles (`Honey Bunny` → `honey bunny`), each once, by shape, with their documents."""
+    title_docs: dict[str, list[int]] = {}
+    for doc, (_, title, _, _) in enumerate(docs):
+        folded = " ".join(words(title))
+        if folded:
+            title_docs.setdefault(folded, []).append(doc)
+    titles = list(title_docs)  # in the order of their first document
+    by_shape: dict[tuple[str, int], list[int]] = {}
+    for i, folded in enumerate(titles):
+        by_shape.setdefault((folded[0], len(folded)), []).append(i)
+    return {**shapes("title", by_shape, titles), **flat("title_docs", list(title_docs.values()))}

@@ -1,0 +1,114 @@
+"""The compact engine (the pack file the runtime maps) answers as the JSON form of the index says it must:
+the same hits in the same order with the same scores, the same totals, suggestions and completions as a
+brute-force scoring of every document (tests/petgen/search_reference.py) over the build's JSON shards, for
+random words, prefixes, typos, umlaut spellings and multi-word queries, over the bundled content and a
+synthetic one (long posting lists: the bounded top-k, bitmaps)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import orjson
+import pytest
+
+from petgen.build.pipeline import build
+from petgen.content.synthetic import write_corpus
+from petgen.search.stored import HEAD
+from runtime.builds.dist import Dist
+from runtime.understanding import understand
+from tests.petgen.search_reference import Reference
+
+REPO = Path(__file__).resolve().parents[2]
+ADVERSARIAL = ["ab", "ei au oh", "a b c d e f g h i j k l m n o p q r s t", "aaaaaaaaaa", "üüüüüü", "ßßßß äää",
+               "Ää Öö Üü ß", "äöü äöü äöü äöü äöü", "mmmmmmmmmmmmmmmmmmmmmmmmmmmmm"]
+
+
+def built(root: Path, content: Path) -> tuple[Dist, Reference]:
+    build(content, root / "dist", base_url="http://testserver")
+    index = orjson.loads((root / "dist" / "search" / "index.json").read_bytes())
+    postings: dict[str, dict] = {"stems": {}, "words": {}, "parts": {}}
+    for path in index["shards"].values():
+        for kind, terms in orjson.loads((root / "dist" / path.lstrip("/")).read_bytes()).items():
+            postings[kind].update(terms)
+    return Dist.load(root / "dist"), Reference({"docs": index["docs"], **postings})
+
+
+@pytest.fixture(scope="module", params=["bundled", "synthetic"])
+def engines(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Dist, Reference]:
+    root = tmp_path_factory.mktemp(request.param)
+    if request.param == "bundled":
+        return built(root, REPO / "content")
+    content = write_corpus(root / "content", 2500, taxonomy_from=REPO / "content")
+    (content / "lexicon.yml").write_bytes((REPO / "content" / "lexicon.yml").read_bytes())
+    return built(root, content)
+
+
+def typo(word: str, rng: random.Random) -> str:
+    i = rng.randrange(1, len(word))
+    edit = rng.choice(["delete", "replace", "insert", "swap"])
+    if edit == "delete":
+        return word[:i] + word[i + 1:]
+    if edit == "swap" and i + 1 < len(word):
+        return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+    letter = rng.choice("abcdefghijklmnopqrstuvwxyzäöüß")
+    return word[:i] + letter + word[i + (edit == "replace"):]
+
+
+def queries(reference: Reference, seed: int = 7) -> list[str]:
+    """Random indexed words, prefixes of them, one or two typos, umlaut spellings, titles and several words at once."""
+    rng = random.Random(seed)
+    vocabulary = reference.vocabulary
+    titles = [doc[1] for doc in reference.docs]
+    found = list(ADVERSARIAL)
+    for _ in range(50):
+        word = rng.choice(vocabulary)
+        found += [word, word[:rng.randint(2, max(2, len(word)))], word[:2], word[:3]]
+        if len(word) >= 4:
+            found.append(typo(word, rng))
+        if len(word) >= 8:
+            found.append(typo(typo(word, rng), rng))
+        title = rng.choice(titles)
+        found += [title, title.replace("ä", "ae").replace("ö", "oe").replace("ü", "ue"), title.upper(), typo(title, rng)]
+        found.append(" ".join(rng.choice(vocabulary) for _ in range(rng.randint(2, 5))))
+    found.append(" ".join(rng.choice(vocabulary) for _ in range(20)))
+    common = sorted(vocabulary, key=lambda w: -len(reference.kinds["words"][w]))[:40]
+    found += [" ".join(rng.sample(common, 20)), " ".join(common[:3]), " ".join(w[:3] for w in common[:6])]
+    return list(dict.fromkeys(q for q in found if q.strip()))
+
+
+def hits(found: list) -> list[tuple[int, float]]:
+    return [(h.doc, h.score) for h in found]
+
+
+def test_the_engine_answers_as_scoring_every_document(engines: tuple[Dist, Reference]) -> None:
+    dist, reference = engines
+    index = dist.search
+    assert [index.docs[d] for d in range(len(index.docs))] == reference.docs
+    checked = long = 0
+    for q in queries(reference):
+        scores = reference.scores(q)
+        for limit in (1, 10, 50):
+            found, total = index.top(q, limit)
+            assert (hits(found), total) == (reference.ranked(scores, limit), len(scores)), (q, limit)
+        assert hits(index.search(q)) == reference.ranked(scores, None), q
+        assert hits(index.suggest(q)) == reference.suggest(q), q
+        word = q.split()[0].casefold()
+        assert index.completions(word) == reference.completions(word), q
+        long += len(scores) > HEAD
+        checked += 1
+    assert checked > 250 and long > 5  # and some needed the bounded top-k's heads
+
+
+def test_api_search_word_groups_answer_as_scoring_every_document(engines: tuple[Dist, Reference]) -> None:
+    """/api/search's word groups (question words dropped, English mapped through the lexicon, alternatives)."""
+    dist, reference = engines
+    asks = ["Kosename für meine Freundin", "süße maus für meine Freundin", "frecher Kosename für meinen Freund",
+            "romantic names for my wife", "schwäbische Kosenamen für ein Baby", "sonne mond sterne", "kuschel bär",
+            "cute nickname for my girlfriend that means little mouse", "Welcher Kosename bedeutet kleiner Spatz?"]
+    for q in queries(reference, seed=11)[:120] + asks:
+        meaning = understand(q, dist.lexicon_index, dist.title_words)
+        groups = meaning.words + meaning.topics
+        if groups:
+            found, total = dist.search.top(groups, 10)
+            assert (hits(found), total) == reference.top(groups, 10), q
