@@ -27,6 +27,7 @@ from pathlib import Path
 import httpx
 from servers import free_port, stop, wait_for
 
+from docs import recorded
 from petgen.build.pipeline import build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -70,7 +71,14 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=50, help="aborts sent at once")
     parser.add_argument("--pause", type=float, default=0.25, help="seconds between batches")
     parser.add_argument("--server", choices=["uvicorn", "granian"], default="uvicorn")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="put what this run prints into docs/benchmarks.md (bench/docs.py)")
     args = parser.parse_args()
+    with recorded("aborts.py", args.write_docs):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         port = free_port()

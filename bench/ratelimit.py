@@ -39,6 +39,7 @@ from pathlib import Path
 import redis
 from servers import free_port, stop, wait_for
 
+from docs import recorded
 from petgen.build.pipeline import build
 from petgen.cli.bots import add_bot, generate_key_pair
 from runtime.clients.ratelimit import RateLimitMiddleware
@@ -216,7 +217,14 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--keys", type=int, default=100_000)
     parser.add_argument("--servers", nargs="+", choices=list(SERVERS), default=list(SERVERS))
+    parser.add_argument("--write-docs", action="store_true",
+                        help="put what this run prints into docs/benchmarks.md (bench/docs.py)")
     args = parser.parse_args()
+    with recorded("ratelimit.py", args.write_docs, tools=('wrk', 'redis-server')):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     for tool in ("wrk", "redis-server"):
         if not shutil.which(tool):
             sys.exit(f"{tool} not found: apt-get install {tool}")

@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from docs import recorded
 from petgen.build.pipeline import build
 from runtime.ask import answer
 from runtime.builds.dist import Dist
@@ -461,7 +462,14 @@ def main() -> None:
     parser.add_argument("--per-query", action="store_true", help="print the rank of every query for every system")
     parser.add_argument("--lists", action="store_true", help="print every list question's top 5 per system")
     parser.add_argument("--answers", action="store_true", help="print every list question's acceptable entries")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="put what this run prints into docs/benchmarks.md (bench/docs.py)")
     args = parser.parse_args()
+    with recorded("search_quality.py", args.write_docs):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         dist = build_dist(args.content, Path(tmp))
         names, outcomes = evaluate(dist)

@@ -49,6 +49,7 @@ from corpus import built_dist
 from search_quality import CLASSES, QUERIES, build_dist, fts_rows
 from servers import free_port, run_server, stop
 
+from docs import recorded
 from runtime.ask import answer
 from runtime.builds.dist import Dist, load_search_index
 from runtime.search import search_results
@@ -246,7 +247,14 @@ def main() -> None:
     parser.add_argument("--no-http", action="store_true", help="skip the wrk runs")
     parser.add_argument("--datasette", action="store_true", help="also time Datasette over HTTP")
     parser.add_argument("--rebuild", action="store_true", help="build the synthetic dists again")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="put what this run prints into docs/benchmarks.md (bench/docs.py)")
     args = parser.parse_args()
+    with recorded("search_speed.py", args.write_docs, tools=('wrk',)):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     if not args.no_http and not shutil.which("wrk"):
         sys.exit("wrk not found: apt-get install wrk")
     queries = [q for _, q, _ in QUERIES]

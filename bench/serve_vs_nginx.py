@@ -15,7 +15,6 @@ for each server; `--write-docs` writes that comparison into docs/benchmarks.md.
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
 import re
 import shutil
@@ -29,6 +28,7 @@ import orjson
 from runtime_memory import source_of
 from servers import free_port, run_server, stop
 
+from docs import header, replace_block
 from petgen.build.pipeline import build
 
 REPO = Path(__file__).resolve().parent.parent
@@ -142,19 +142,12 @@ def main() -> None:
 
 
 def write_docs(results: list[tuple[str, float]], args: argparse.Namespace) -> None:
-    begin, end = "<!-- serve_vs_nginx.py before/after: begin -->", "<!-- serve_vs_nginx.py before/after: end -->"
-    command = f"python bench/serve_vs_nginx.py --duration {args.duration} --rounds {args.rounds}" + (
-        f" --before {args.before}" if args.before else "") + " --write-docs"
-    lines = [f"Run of {datetime.date.today().isoformat()}, `{command}` (GET {args.slug and f'/api/names/{args.slug}'}, "
-             f"wrk -t1 -c{args.connections} -d{args.duration}s, {os.cpu_count()} cores; the runtime's figures are "
-             f"medians of {args.rounds} rounds, each round measuring every server in turn):", "",
+    lines = [header(tools=("nginx", "wrk")),
+             (f"GET /api/names/{args.slug}, wrk -t1 -c{args.connections} -d{args.duration}s; the runtime's figures "
+              f"are medians of {args.rounds} rounds, each round measuring every server in turn."), "",
              "| server | requests/s | % of nginx |", "|---|---:|---:|"]
     lines += [f"| {name} | {rps:,.0f} | {rps / results[0][1] * 100:.0f} % |" for name, rps in results]
-    docs = REPO / "docs" / "benchmarks.md"
-    text = docs.read_text(encoding="utf-8")
-    head, rest = text.split(begin, 1)
-    _, tail = rest.split(end, 1)
-    docs.write_text(head + begin + "\n" + "\n".join(lines) + "\n" + end + tail, encoding="utf-8")
+    replace_block("serve_vs_nginx.py", "\n".join(lines))
 
 
 if __name__ == "__main__":

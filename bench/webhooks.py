@@ -33,6 +33,7 @@ from pathlib import Path
 
 from servers import free_port, wait_for
 
+from docs import recorded
 from petgen.build.pipeline import build
 from petgen.content.synthetic import write_corpus
 from runtime.builds.dist import Dist
@@ -159,7 +160,14 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=10_000)
     parser.add_argument("--subscribers", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--redis", action="store_true", help="also derive on the shared Redis store")
+    parser.add_argument("--write-docs", action="store_true",
+                        help="put what this run prints into docs/benchmarks.md (bench/docs.py)")
     args = parser.parse_args()
+    with recorded("webhooks.py", args.write_docs, tools=('redis-server',)):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     root = Path(tempfile.mkdtemp(prefix="petgen-bench-webhooks-"))
     try:
         base = f"http://127.0.0.1:{free_port()}"
