@@ -1,4 +1,5 @@
-"""Requests/s for `GET /api/names/{slug}` from the runtime vs nginx serving the same dist file.
+"""Requests/s for `GET /api/names/{slug}` from the runtime vs nginx serving the same dist file, and for
+`GET /api/search` from the runtime (before and after a change, with --before).
 
     python bench/serve_vs_nginx.py [--duration 10] [--connections 32] [--slug baerchen] [--before REF]
                                    [--write-docs]
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from urllib.parse import quote
 
 import orjson
 from runtime_memory import source_of
@@ -81,6 +83,7 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10)
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--slug", default="baerchen")
+    parser.add_argument("--query", default="maus", help="also measure GET /api/search?q=QUERY on every runtime")
     parser.add_argument("--rounds", type=int, default=1, help="measure every server this many times, in turn; "
                         "report medians")
     parser.add_argument("--before", metavar="REF", help="also measure this git revision's runtime (e.g. main)")
@@ -119,7 +122,9 @@ def main() -> None:
                     [*serve, "--server", server, "--workers", str(workers)], src)
                    for server, workers in (("uvicorn", 1), ("granian", 1), ("uvicorn", 2), ("granian", 2))
                    for label, src in codes]
+        search = f"/api/search?q={quote(args.query)}"
         measured: dict[str, list[float]] = {name: [] for name, _, _ in servers}
+        searched: dict[str, list[float]] = {name: [] for name, _, _ in servers}
         for _ in range(args.rounds):
             for name, command, src in servers:
                 port = free_port()
@@ -127,26 +132,30 @@ def main() -> None:
                 proc = run_server([*command, "--host", "127.0.0.1", "--port", str(port)], port, env, cwd=tmp)
                 try:
                     measured[name].append(wrk(f"http://127.0.0.1:{port}{route}", args.duration, args.connections))
+                    searched[name].append(wrk(f"http://127.0.0.1:{port}{search}", args.duration, args.connections))
                 finally:
                     stop(proc)
         results += [(name, statistics.median(rps)) for name, rps in measured.items()]
+        searches = {name: statistics.median(rps) for name, rps in searched.items()}
 
     nginx_rps = results[0][1]
     print(f"GET {route}, wrk -t1 -c{args.connections} -d{args.duration}s on loopback, {os.cpu_count()} cores, "
           f"median of {args.rounds} round(s) for the runtime")
-    print(f"{'server':<56} {'req/s':>10} {'% of nginx':>11}")
+    print(f"{'server':<56} {'req/s':>10} {'% of nginx':>11} {'search req/s':>13}")
     for name, rps in results:
-        print(f"{name:<56} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}%")
+        print(f"{name:<56} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}% {searches[name] if name in searches else float("nan"):>13.0f}")
     if args.write_docs:
-        write_docs(results, args)
+        write_docs(results, searches, args)
 
 
-def write_docs(results: list[tuple[str, float]], args: argparse.Namespace) -> None:
+def write_docs(results: list[tuple[str, float]], searches: dict[str, float], args: argparse.Namespace) -> None:
     lines = [header(tools=("nginx", "wrk")),
-             (f"GET /api/names/{args.slug}, wrk -t1 -c{args.connections} -d{args.duration}s; the runtime's figures "
-              f"are medians of {args.rounds} rounds, each round measuring every server in turn."), "",
-             "| server | requests/s | % of nginx |", "|---|---:|---:|"]
-    lines += [f"| {name} | {rps:,.0f} | {rps / results[0][1] * 100:.0f} % |" for name, rps in results]
+             (f"GET /api/names/{args.slug} and (runtime only) GET /api/search?q={args.query}, wrk -t1 "
+              f"-c{args.connections} -d{args.duration}s; the runtime's figures are medians of {args.rounds} rounds, "
+              "each round measuring every server in turn."), "",
+             f"| server | /api/names/{args.slug} req/s | % of nginx | /api/search req/s |", "|---|---:|---:|---:|"]
+    lines += [f"| {name} | {rps:,.0f} | {rps / results[0][1] * 100:.0f} % | "
+              + (f"{searches[name]:,.0f}" if name in searches else "–") + " |" for name, rps in results]
     replace_block("serve_vs_nginx.py", "\n".join(lines))
 
 
