@@ -88,7 +88,8 @@ def run(args: argparse.Namespace) -> None:
         with log.open("w") as stderr:
             proc = subprocess.Popen([sys.executable, "-m", "petgen", "serve", "--dist", str(root / "dist"),
                                      "--content", str(root / "none"), "--port", str(port), "--rate-limit", "0",
-                                     "--server", args.server], cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
+                                     # no access log: the log is watched for what the aborts cause
+                                     "--no-access-log", "--server", args.server], cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr,
                                     start_new_session=True)
         try:
             wait_for(port)

@@ -65,8 +65,10 @@ def tool_versions(*tools: str) -> str:
 def header(argv: list[str] | None = None, tools: tuple[str, ...] = ()) -> str:
     command = "python " + " ".join(["bench/" + Path((argv or sys.argv)[0]).name, *(argv or sys.argv)[1:]])
     extra = tool_versions(*tools)
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     return (f"Run of {datetime.date.today().isoformat()}: `{command}`  \n"
-            f"Machine: {machine()}" + (f"  \nCompared with: {extra}" if extra else "") + "\n")
+            f"Machine: {machine()}; load average at the end of the run {load} (other jobs share it: compare rows "
+            "within a run, not across runs)" + (f"  \nCompared with: {extra}" if extra else "") + "\n")
 
 
 def replace_block(name: str, body: str, docs: Path = DOCS) -> None:
