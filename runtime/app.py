@@ -61,6 +61,7 @@ POST_PATHS = frozenset({"/ask", "/mcp", "/ask/", "/mcp/"})
 DYNAMIC_PATHS = frozenset({"/api/names", "/api/status"})  # their query string or the clock matters
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 # Paths whose every answer is JSON, errors included (human pages answer an HTML 404 instead).
+NO_STORE = {"cache-control": "no-store"}  # an answer computed for this request (/ask)
 JSON_SURFACES = ("/api", "/.well-known", "/openapi.json", "/webhooks")
 # What the Status resource names while no dist (and so no site.yml) is loaded.
 FALLBACK_SITE = Site(name="Kosenamen API", site="kosenamen", base_url="", language="de", api_version=OPENAPI_VERSION,
@@ -186,7 +187,7 @@ class Runtime:
 
     def status(self) -> tuple[int, dict[str, Any]]:
         """The Status resource as now, with its HTTP status (503 when down)."""
-        now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         d = self.dist
         if d is None:
             return 503, status_resource(site=FALLBACK_SITE, status="down", timestamp=now, names=0, categories=0,
@@ -235,15 +236,14 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
     async def ask(request: Request) -> Response:
         d = dist()
         try:
-            ask_request = parse_ask_request(await request.body(), dict(request.headers), d.site.site)
+            ask_request = parse_ask_request(await request.body(), request.headers, d.site.site)
         except BadAsk as exc:
             return error_response(exc.status, exc.message, exc.hint)
         if ask_request.streaming:
             return StreamingResponse(ask_stream(ask_request, d), media_type="text/event-stream; charset=utf-8",
-                                     headers={"cache-control": "no-store", "x-accel-buffering": "no"})
-        response = Response(encode(ask_json(ask_request, d)), media_type="application/json; charset=utf-8")
-        response.headers["cache-control"] = "no-store"
-        return response
+                                     headers={**NO_STORE, "x-accel-buffering": "no"})
+        return Response(encode(ask_json(ask_request, d)), media_type="application/json; charset=utf-8",
+                        headers=NO_STORE)
 
     async def ask_other(request: Request) -> Response:
         return error_response(405, f"Method {request.method} is not allowed on /ask.",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,7 @@ def _truthy(value: Any) -> bool:
     return value is True or (isinstance(value, str) and value.strip().lower() in ("true", "1", "yes"))
 
 
-def wants_streaming(headers: dict[str, str]) -> bool:
+def wants_streaming(headers: Mapping[str, str]) -> bool:
     """`Prefer: streaming=true` (among other preferences) or the header `prefer.streaming: true`.
 
     `prefer.streaming` is a boolean header parameter in the OpenAPI document, so it is `true` or
@@ -66,7 +66,7 @@ def wants_streaming(headers: dict[str, str]) -> bool:
     return flag is not None and flag.strip() == "true"
 
 
-def parse_ask_request(body: bytes, headers: dict[str, str], site: str) -> AskRequest:
+def parse_ask_request(body: bytes, headers: Mapping[str, str], site: str) -> AskRequest:
     """Accept `{query, site?, limit?}` and the NLWeb 0.54 shape `{query: {text, site?}, prefer: {streaming}}`."""
     content_type = headers.get("content-type", "").split(";")[0].strip().lower()
     if content_type != "application/json":

@@ -52,18 +52,41 @@ class GuardMiddleware:
         stopped: str | None = None  # why the body stopped short: "too large", "timeout" or "disconnect"
         received = 0
         complete = False
-        deadline = asyncio.get_running_loop().time() + self.body_timeout
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_timeout
+        # One timer per request, armed at the first read of the body and cancelling a read still waiting at the
+        # deadline (an `asyncio.timeout` around every read cost ten times as much, on every POST).
+        timer: asyncio.TimerHandle | None = None
+        reader: asyncio.Task[Any] | None = None  # the task while it waits in receive()
+        expired = False
+
+        def expire() -> None:
+            nonlocal expired
+            expired = True
+            if reader is not None:
+                reader.cancel()
 
         async def guarded_receive() -> dict[str, Any]:
-            nonlocal received, complete, stopped
+            nonlocal received, complete, stopped, timer, reader
             if complete:  # after the body only http.disconnect comes, whenever it does (streaming responses wait)
                 return await receive()  # type: ignore[no-any-return]
+            if expired or loop.time() >= deadline:
+                stopped = "timeout"
+                raise ClientDisconnect
+            if timer is None:
+                timer = loop.call_at(deadline, expire)
+            reader = asyncio.current_task()
             try:
-                async with asyncio.timeout_at(deadline):
-                    message = await receive()
-            except TimeoutError:
+                message = await receive()
+            except asyncio.CancelledError:
+                if not expired:
+                    raise
+                if reader is not None:
+                    reader.uncancel()  # the cancellation was ours: the task goes on, to answer 408
                 stopped = "timeout"
                 raise ClientDisconnect from None
+            finally:
+                reader = None
             if message["type"] == "http.disconnect":
                 stopped = "disconnect"
                 raise ClientDisconnect
@@ -90,6 +113,9 @@ class GuardMiddleware:
                 if not started:
                     await send_error(send, 500, "Internal server error.", "the error was logged; try again later")
                 return
+        finally:
+            if timer is not None:
+                timer.cancel()
         if stopped == "disconnect":
             log.info("client left during the upload: %s %s after %d bytes", scope["method"], scope["path"], received)
         elif stopped == "timeout":
