@@ -34,13 +34,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from petgen.build.cache import write_atomic
-from petgen.build.dist import DistWriter, Stamp, content_hash, lock_tree, manifest_stamp, new_build_dir, write_file
+from petgen.build.dist import (
+    DistWriter,
+    Routes,
+    Stamp,
+    Unit,
+    content_hash,
+    lock_tree,
+    manifest_stamp,
+    new_build_dir,
+    write_file,
+)
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 LOCK_WAIT = 3.0  # seconds to wait for a runtime to let go of the spare tree (it reloads within its poll interval)
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-
-Routes = dict[str, dict]  # route -> manifest record (file, etag, type, hashed, headers)
 
 
 @dataclass
@@ -52,6 +60,7 @@ class BuildState:
     spare: dict[str, str] | None = None  # the same for the spare tree; None if there is no usable one
     spare_stamp: Stamp | None = None
     entries: dict[str, tuple[str, Routes]] = field(default_factory=dict)  # slug -> (key, its routes)
+    units: dict[str, Unit] = field(default_factory=dict)  # the live tree's units (`DistWriter.unit`)
     version: int = STATE_VERSION
 
 
@@ -106,7 +115,7 @@ class TreeWriter(DistWriter):
 
     def _write(self, rel: str, data: bytes, etag: str | None = None) -> None:
         etag = etag or content_hash(data)
-        self.written[rel] = etag
+        self._wrote(rel, etag)
         if self.present.get(rel) == etag:
             return
         path = os.path.join(self.root, rel)
@@ -117,14 +126,16 @@ class TreeWriter(DistWriter):
         write_file(path, data)
         self.changed += 1
 
-    def reuse(self, routes: Routes) -> None:
-        """Take over routes whose files an earlier build wrote unchanged into the live tree."""
+    def reuse(self, routes: Routes, files: dict[str, str] | None = None) -> None:
+        """Take over routes and files (by default: the routes' files) that the last build wrote into the live
+        tree: kept where this tree holds the same bytes, else linked from the live tree."""
         for route, info in routes.items():
-            rel, etag = info["file"], info["etag"]
-            self._route(route, rel, etag, info["type"], hashed=info["hashed"], headers=info.get("headers"))
+            self._route(route, info["file"], info["etag"], info["type"], hashed=info["hashed"],
+                        headers=info.get("headers"))
+        for rel, etag in (files if files is not None else {i["file"]: i["etag"] for i in routes.values()}).items():
             if rel in self.written:
                 continue
-            self.written[rel] = etag
+            self._wrote(rel, etag)
             if self.present.get(rel) == etag:
                 continue
             assert self.source is not None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import cast
 
 from petgen import __version__
-from petgen.build.dist import DistWriter, manifest_stamp, new_build_dir, retire, swap_in, sweep
+from petgen.build.dist import DistWriter, Routes, Unit, manifest_stamp, new_build_dir, retire, swap_in, sweep
 from petgen.build.incremental import BuildState, TreeWriter, load_state, release, save_state, spare_path, target_tree
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.emit.api import DATA_FILE, emit_api
@@ -106,11 +106,12 @@ class Outputs:
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
                 future = pool.submit(_emit_data_forked)
                 emit_site(self.kb, writer)
-                routes, written, changed = future.result()
+                routes, written, units, changed, reused = future.result()
         finally:
             _forked = None
-        writer.merge(routes, written)
+        writer.merge(routes, written, units)
         writer.changed += changed
+        writer.reused += reused
 
 
     def emit_index_files(self, writer: DistWriter) -> None:
@@ -123,13 +124,15 @@ class Outputs:
 _forked: tuple[Outputs, TreeWriter] | None = None  # set in the parent before forking
 
 
-def _emit_data_forked() -> tuple[dict[str, dict], dict[str, str], int]:
-    """`Outputs.emit_data` in a forked child, into the same tree; the routes and files go back to the parent."""
+def _emit_data_forked() -> tuple[Routes, dict[str, str], dict[str, Unit], int, int]:
+    """`Outputs.emit_data` in a forked child, into the same tree; the routes, files and units go back to the
+    parent."""
     assert _forked is not None
     outputs, parent = _forked
-    writer = TreeWriter(parent.root, present=parent.present, source=parent.source)
+    writer = TreeWriter(parent.root, present=parent.present, source=parent.source, context=parent.context,
+                        earlier=parent.earlier)
     outputs.emit_data(writer)
-    return writer.routes, writer.written, writer.changed
+    return writer.routes, writer.written, writer.units, writer.changed, writer.reused
 
 
 def few_changed(keys: dict[str, str], state: BuildState) -> bool:
@@ -145,7 +148,7 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
     tmp = new_build_dir(out_dir)
     spare = spare_path(out_dir)
     try:
-        writer = DistWriter(tmp)
+        writer = DistWriter(tmp, context=pages.context_key)
         emit_entries(outputs.kb, writer, progress=progress, pages=pages, meanwhile=lambda: outputs.emit_rest(writer))
         outputs.emit_index_files(writer)
         swap_in(tmp, out_dir, keep=spare if state is not None else None)
@@ -159,7 +162,8 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=writer.written, live_stamp=manifest_stamp(out_dir),
             spare=state.live if state else None, spare_stamp=state.live_stamp if state else None,
-            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()}))
+            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()},
+            units=writer.units))
     return writer
 
 
@@ -171,7 +175,8 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
     try:
         if target.recycled:  # until it is swapped in, the spare holds no build the state could describe
             save_state(outputs.cache_dir, out_dir, replace(state, spare=None, spare_stamp=None))
-        writer = TreeWriter(target.root, present=target.present, source=out_dir)
+        writer = TreeWriter(target.root, present=target.present, source=out_dir, context=pages.context_key,
+                            earlier=state.units)
         emit_changed_entries(outputs.kb, writer, pages, keys, state.entries)
         outputs.emit_rest_in_parallel(writer)
         outputs.emit_index_files(writer)
@@ -186,7 +191,8 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
     sweep(out_dir)
     save_state(outputs.cache_dir, out_dir, BuildState(
         live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
-        entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()}))
+        entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()},
+        units=writer.units))
     return writer
 
 
