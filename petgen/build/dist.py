@@ -98,9 +98,8 @@ class DistWriter:
         when the last build wrote that unit for the same key, take its files over (`reuse`)."""
         if name in self.units:
             raise ValueError(f"unit {name} emitted twice")
-        key = f"{self.context}:{key}"
-        before = self.earlier.get(name)
-        if before is not None and before[0] == key:
+        if self.has_unit(name, key):
+            before = self.earlier[name]
             self.reuse(before[1], before[2])
             self.units[name] = before
             self.reused += 1
@@ -111,7 +110,12 @@ class DistWriter:
             emit()
         finally:
             self._recording = None
-        self.units[name] = (key, routes, files)
+        self.units[name] = (f"{self.context}:{key}", routes, files)
+
+    def has_unit(self, name: str, key: str) -> bool:
+        """Whether `unit` would take unit `name` over for `key` rather than emit it."""
+        before = self.earlier.get(name)
+        return before is not None and before[0] == f"{self.context}:{key}"
 
     def reuse(self, routes: Routes, files: dict[str, str]) -> None:
         """Take over files an earlier build wrote (only a writer into such a tree can)."""

@@ -22,6 +22,7 @@ from petgen.search.query import SCORING
 from petgen.search.stored import ENGINE_ROUTE
 
 INDEX_ROUTE = "/search/index.json"
+SEARCH_UNIT = "search"
 
 
 def documents(kb: KnowledgeBase) -> list[Document]:
@@ -32,15 +33,20 @@ def documents(kb: KnowledgeBase) -> list[Document]:
     ]
 
 
-def emit_search_index(kb: KnowledgeBase, writer: DistWriter) -> None:
-    """Index every entry's title, variants, keywords and meaning; write shards and the index manifest.
+def search_key(docs: list[Document]) -> str:
+    """What the index is made from: the searchable fields of every document, in list order."""
+    return hashlib.blake2b(orjson.dumps([(d.slug, d.title, d.meaning, d.fields) for d in docs]),
+                           digest_size=16).hexdigest()
 
-    The index is one unit (`DistWriter.unit`), keyed by the searchable fields of every document in list order:
-    an edit that changes none of them (the usage, the examples, a category) builds no index."""
-    docs = documents(kb)
-    key = hashlib.blake2b(orjson.dumps([(d.slug, d.title, d.meaning, d.fields) for d in docs]),
-                          digest_size=16).hexdigest()
-    writer.unit("search", key, lambda: _emit_index(docs, writer))
+
+def emit_search_index(kb: KnowledgeBase, writer: DistWriter, docs: list[Document] | None = None) -> None:
+    """Index every entry's title, variants, keywords and meaning (`docs`, if made already); write shards and
+    the index manifest.
+
+    The index is one unit (`DistWriter.unit`) keyed by `search_key`: an edit that changes no searchable field
+    (the usage, the examples, a category) builds no index."""
+    docs = docs if docs is not None else documents(kb)
+    writer.unit(SEARCH_UNIT, search_key(docs), lambda: _emit_index(docs, writer))
 
 
 def _emit_index(docs: list[Document], writer: DistWriter) -> None:
