@@ -139,12 +139,13 @@ class EntryCache:
         return found if isinstance(found, dict) else {}
 
     def save_stamps(self, stamps: dict[str, tuple[Stamp, str]], now_ns: int) -> None:
-        """Keep the stamps of the files hashed by this load, leaving out the files changed in the last
-        RACY_NS before `now_ns`: another change within the same clock tick would leave the stamp as it is."""
+        """Keep the stamps of the files hashed by this load, leaving out the files changed (by their change
+        time, which no one can set back) in the last RACY_NS before `now_ns`: another change within the same
+        clock tick would leave the stamp as it is."""
         if self.root is None or not self.root.is_dir():
             return
         write_atomic(self.root / STAMPS, pickle.dumps(
-            {path: found for path, found in stamps.items() if found[0][1] < now_ns - RACY_NS},
+            {path: found for path, found in stamps.items() if found[0][2] < now_ns - RACY_NS},
             protocol=pickle.HIGHEST_PROTOCOL))
 
     def get(self, key: str) -> tuple[Any, list] | None:

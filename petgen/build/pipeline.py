@@ -39,6 +39,8 @@ class BuildResult:
     routes: int
     seconds: float
     changed: int | None = None  # files written, linked or removed by an incremental build (None: a full build)
+    units: int = 0  # groups of files keyed by their inputs (`DistWriter.unit`): list pages, the search index
+    reused: int = 0  # of these, taken over from the last build unchanged
 
     def summary(self) -> str:
         warnings = len(self.kb.warnings)
@@ -75,7 +77,8 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
                 progress(len(kb.entries))
         else:
             writer, changed = build_full(outputs, out_dir, pages, keys, state, progress), None
-    return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started, changed)
+    return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started, changed,
+                       len(writer.units), writer.reused)
 
 
 @dataclass

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 from functools import partial
+
+import orjson
 
 from petgen.build.dist import DistWriter, unit_key
 from petgen.content.bots import runtime_bots
@@ -72,9 +75,9 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     summaries = [name_summary(e, site) for e in kb.entries]
 
     filters = list_filters(kb, summaries)
-    # A summary is a function of its entry, hence of its file (`kb.keys`) and the context: each list page and
-    # category resource is a unit (`DistWriter.unit`) keyed by its list's size and the files of what it shows.
-    files = kb.keys
+    # Each list page and category resource is a unit (`DistWriter.unit`) keyed by its list's size and the
+    # summaries it shows: an edit that changes no summary renders none of them again.
+    digests = {item["slug"]: hashlib.blake2b(orjson.dumps(item), digest_size=12).hexdigest() for item in summaries}
 
     def emit_page(key: Filter, matching: list[dict], offset: int) -> None:
         query = dict(key)
@@ -85,7 +88,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     for key, matching in filters.items():
         for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
             writer.unit(list_stem(key, offset), unit_key(str(len(matching)), *(
-                files[item["slug"]] for item in matching[offset:offset + DEFAULT_LIMIT])),
+                digests[item["slug"]] for item in matching[offset:offset + DEFAULT_LIMIT])),
                 partial(emit_page, key, matching, offset))
 
     def emit_category(category: Category, names: list[dict]) -> None:
@@ -96,7 +99,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     for category in kb.categories:
         names = filters[("category", category.slug),]
         items.append(category_summary(category, len(names), site))
-        writer.unit(f"api/categories/{category.slug}", unit_key(*(files[n["slug"]] for n in names)),
+        writer.unit(f"api/categories/{category.slug}", unit_key(*(digests[n["slug"]] for n in names)),
                     partial(emit_category, category, names))
     facet_counts = kb.facet_counts()
     writer.add_hashed("/api/categories", "api/categories",
