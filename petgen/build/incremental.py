@@ -4,16 +4,20 @@ A build with a cache (`petgen build`, `petgen dev`, `petgen serve`) keeps two tr
 build, and beside it `.dist-spare/`, the build before it, which the last swap moved out. The next build
 turns the spare into the new build and swaps the two again, so it touches only what differs:
 
-1. The build state (in the cache directory) lists every file of both trees with its content hash, and
-   for each entry the key of what its JSON and page were made from (its file, its related entries'
-   titles, the site, taxonomy, templates and code: `PageRenderer.page_key` and `context_key`).
+1. The build state (in the cache directory) lists every file of both trees with its content hash, for
+   each entry the key of what its JSON and page were made from (its file, its related entries'
+   titles, the site, taxonomy, templates and code: `PageRenderer.page_key` and `context_key`), and
+   the live tree's units with their keys, routes and files.
 2. The spare is locked exclusively (`lock_tree`); a runtime serving from it holds a shared lock, and then
    the live tree is cloned instead (a directory per directory, a hard link per file), which costs more
    but never changes a tree anyone reads.
 3. Entries whose key is unchanged are not rendered: their files are kept, or linked from the live tree.
-   Everything else (list pages, search index, site, discovery, sitemap, manifest) is emitted as in a
-   full build through a `TreeWriter`, which writes a file only if the tree does not hold those bytes
-   already, and deletes what the new build no longer has.
+   So are the units (`DistWriter.unit`) whose key is unchanged: each list page (HTML and JSON), A–Z
+   page and category resource, keyed by its list's size and the cards or summaries it shows, and the
+   search index, keyed by every entry's searchable fields. Everything else (the data file, the home
+   page, discovery, sitemap, manifest) is emitted as in a full build through a `TreeWriter`, which
+   writes a file only if the tree does not hold those bytes already, and deletes what the new build
+   no longer has. The search index, when it has to be built, is built in a forked child meanwhile.
 4. The finished tree is exchanged with `dist/` in one system call (renameat2 RENAME_EXCHANGE); the old
    live tree becomes the spare.
 
