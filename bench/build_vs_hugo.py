@@ -235,11 +235,11 @@ def render(results: dict[str, list[Run]], files: dict[str, int], args: argparse.
     hugo_wall = statistics.median(r[0] for r in results["hugo"])
     hugo_rss = max(r[3] for r in results["hugo"])
     hugo_pss = max(r[4] for r in results["hugo"])
-    lines = [f"{args.count:,} entries, run of {dt.date.today().isoformat()} ({versions()}), load average "
-             f"{os.getloadavg()[0]:.1f} at the end, `{command}`; medians of {args.rounds} alternating rounds, "
-             "peak memory of the whole process tree (build and workers) sampled every 20 ms:", "",
-             "| tool | wall time | × Hugo | user CPU | system CPU | peak PSS (tree) | × Hugo | peak RSS (tree, summed) "
-             "| × Hugo | files in the output |",
+    lines = [(f"{args.count:,} entries, run of {dt.date.today().isoformat()} ({versions()}), load average "
+              f"{os.getloadavg()[0]:.1f} at the end, `{command}`; medians of {args.rounds} alternating rounds, "
+              "peak memory of the whole process tree (build and workers) sampled every 20 ms:"), "",
+             ("| tool | wall time | × Hugo | user CPU | system CPU | peak PSS (tree) | × Hugo | peak RSS (tree, summed) "
+              "| × Hugo | files in the output |"),
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for tool, runs in results.items():
         wall, user, system = (statistics.median(r[i] for r in runs) for i in range(3))

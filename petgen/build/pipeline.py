@@ -22,10 +22,10 @@ from petgen.emit.api import DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes
 from petgen.emit.searchindex import INDEX_ROUTE, SEARCH_UNIT, documents, emit_search_index, search_key
-from petgen.search.index import Document
 from petgen.emit.site import PageRenderer, emit_site
 from petgen.emit.sitemap import emit_sitemap
 from petgen.emit.templating import keep_compiled_templates
+from petgen.search.index import Document
 
 MANIFEST_VERSION = 1
 INCREMENTAL_ENTRIES = 200  # an incremental build renders up to this many entries (or a tenth of them)
