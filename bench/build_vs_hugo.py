@@ -11,8 +11,11 @@ one entry of its own copy of the corpus is edited (its meaning, alternately two 
 `petgen build` with the cache rebuilds the same output directory incrementally (petgen/build/incremental.py).
 Each contender runs `--rounds` times, alternating, into a fresh output directory (the one-edit rebuild
 into its own, kept); the table shows the median wall time, the median CPU time (user + system, of the
-whole process tree) and the peak resident memory of the whole process tree (worker processes
-included: the RSS of every process in the tree, sampled every 20 ms and summed).
+whole process tree) and the peak memory of the whole process tree (worker processes included, sampled every
+20 ms) in two columns: the proportional set size (PSS) summed over the tree, where a page that forked workers
+share with the build counts once, divided among them; and the resident set size (RSS) summed over the tree,
+where it counts once per process that maps it. Hugo is one process: its PSS is its RSS, less what it shares
+with other programs (its libraries).
 
 `--write-docs` replaces the table between the markers in docs/benchmarks.md with this run's.
 
@@ -86,8 +89,10 @@ def settle(seconds: float = 3.0) -> None:
     time.sleep(seconds)
 
 
-def tree_rss(root: int) -> int:
-    """Bytes resident in process `root` and all its descendants now."""
+def tree_memory(root: int) -> tuple[int, int]:
+    """Bytes of process `root` and all its descendants now: the sum of their resident set sizes (RSS: a page
+    shared by forked workers counts once per process) and of their proportional set sizes (PSS, from
+    /proc/PID/smaps_rollup: a shared page counts once, split among the processes that share it)."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -97,30 +102,41 @@ def tree_rss(root: int) -> int:
             except (OSError, ValueError, IndexError):
                 continue
             children.setdefault(ppid, []).append(int(entry))
-    total, todo = 0, [root]
+    rss = pss = 0
+    todo = [root]
     while todo:
         pid = todo.pop()
         todo += children.get(pid, [])
         try:
             with open(f"/proc/{pid}/statm", "rb") as f:
-                total += int(f.read().split()[1]) * PAGE
+                rss += int(f.read().split()[1]) * PAGE
+            with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Pss:"):
+                        pss += int(line.split()[1]) * 1024
+                        break
         except (OSError, ValueError, IndexError):
             pass
-    return total
+    return rss, pss
 
 
-def timed(command: list[str], cwd: Path | None = None) -> tuple[float, float, float, int]:
-    """Run a command; return (wall, user CPU and system CPU seconds of its whole process tree, peak RSS of the
-    tree in MB, sampled every 20 ms)."""
+Run = tuple[float, float, float, int, int]  # wall, user CPU, system CPU, peak RSS and peak PSS of the tree (MB)
+
+
+def timed(command: list[str], cwd: Path | None = None) -> Run:
+    """Run a command; return (wall, user CPU and system CPU seconds of its whole process tree, peak summed RSS and
+    peak summed PSS of the tree in MB, sampled every 20 ms)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    peak, done = 0, threading.Event()
+    peak_rss = peak_pss = 0
+    done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak_rss, peak_pss
         while not done.wait(0.02):
-            peak = max(peak, tree_rss(process.pid))
+            rss, pss = tree_memory(process.pid)
+            peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
 
     sampler = threading.Thread(target=sample)
     sampler.start()
@@ -131,7 +147,8 @@ def timed(command: list[str], cwd: Path | None = None) -> tuple[float, float, fl
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if process.returncode != 0:
         sys.exit(f"{command[0]} failed:\n{stdout.decode()}\n{stderr.decode()[-4000:]}")
-    return wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime, peak // 2**20
+    return (wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime, peak_rss // 2**20,
+            peak_pss // 2**20)
 
 
 def edit_one(corpus: Path, run: int) -> None:
@@ -190,7 +207,7 @@ def main() -> None:
             for _ in range(2 if tool == "petgen (one edit)" else 1):
                 if tool.endswith(("(cached)", "(one edit)")):
                     subprocess.run(command, cwd=cwd, check=True, capture_output=True)
-        results: dict[str, list[tuple[float, float, float, int]]] = {tool: [] for tool in commands(0)}
+        results: dict[str, list[Run]] = {tool: [] for tool in commands(0)}
         files: dict[str, int] = {}
         run = 0
         for _ in range(args.rounds):
@@ -212,21 +229,23 @@ def main() -> None:
         print(f"wrote the table into {DOCS.relative_to(REPO)}")
 
 
-def render(results: dict[str, list[tuple[float, float, float, int]]], files: dict[str, int],
-           args: argparse.Namespace) -> str:
+def render(results: dict[str, list[Run]], files: dict[str, int], args: argparse.Namespace) -> str:
     command = (f"python bench/build_vs_hugo.py --count {args.count} --rounds {args.rounds}"
                + (" --baseline DIR" if args.baseline else "") + " --write-docs")
     hugo_wall = statistics.median(r[0] for r in results["hugo"])
     hugo_rss = max(r[3] for r in results["hugo"])
-    lines = [f"{args.count:,} entries, run of {dt.date.today().isoformat()} ({versions()}), `{command}`; "
-             f"medians of {args.rounds} alternating rounds, peak RSS of the whole process tree:", "",
-             "| tool | wall time | × Hugo | user CPU | system CPU | peak RSS (tree) | × Hugo | files in the output |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    hugo_pss = max(r[4] for r in results["hugo"])
+    lines = [(f"{args.count:,} entries, run of {dt.date.today().isoformat()} ({versions()}), load average "
+              f"{os.getloadavg()[0]:.1f} at the end, `{command}`; medians of {args.rounds} alternating rounds, "
+              "peak memory of the whole process tree (build and workers) sampled every 20 ms:"), "",
+             ("| tool | wall time | × Hugo | user CPU | system CPU | peak PSS (tree) | × Hugo | peak RSS (tree, summed) "
+              "| × Hugo | files in the output |"),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for tool, runs in results.items():
         wall, user, system = (statistics.median(r[i] for r in runs) for i in range(3))
-        rss = max(r[3] for r in runs)
-        lines.append(f"| {tool} | {wall:.2f} s | {wall / hugo_wall:.2f} | {user:.2f} s | {system:.2f} s | {rss} MB | "
-                     f"{rss / hugo_rss:.2f} | {files[tool]:,} |")
+        rss, pss = max(r[3] for r in runs), max(r[4] for r in runs)
+        lines.append(f"| {tool} | {wall:.2f} s | {wall / hugo_wall:.2f} | {user:.2f} s | {system:.2f} s | "
+                     f"{pss} MB | {pss / hugo_pss:.2f} | {rss} MB | {rss / hugo_rss:.2f} | {files[tool]:,} |")
     return "\n".join(lines) + "\n"
 
 

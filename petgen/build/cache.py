@@ -37,6 +37,9 @@ import yaml
 from petgen.build.dist import read_file
 
 Record = tuple[str, Any, list]  # (key, entry or None, problems)
+Stamp = tuple[int, int, int, int]  # an entry file's size, modification and change times (ns), inode
+STAMPS = "files.stamps"  # path -> (stamp, key) of the entry files as the last load found them
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within its time stamp's resolution
 Packed = tuple[str, bytes, frozenset[str]]  # (chunk name, pickled records, keys of the entries to take)
 MAX_CHUNKS = 256  # more chunks than this (many small changes) are compacted
 
@@ -45,6 +48,12 @@ def chunk_size(count: int) -> int:
     """Entries per chunk, the unit of work of the parse and page workers: enough chunks for every
     core to get several (so the work stays balanced), at most 1,000 entries, at least 50."""
     return max(50, min(1000, count // ((os.cpu_count() or 1) * 8)))
+
+
+def file_stamp(info: os.stat_result) -> Stamp:
+    """What tells a file's contents apart without reading it, as long as nothing forges it: its size,
+    modification and change times, and inode (a file replaced by a rename has a new one)."""
+    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
 
 
 def entry_key(path: str, raw: bytes) -> str:
@@ -117,6 +126,27 @@ class EntryCache:
             self.blobs[name] = blob
             for key, entry, problems in records:
                 self.records[key] = (entry, problems)
+
+    def stamps(self) -> dict[str, tuple[Stamp, str]]:
+        """The key of each entry file by its path, with the stamp (`file_stamp`) it had when it was hashed: a
+        file whose stamp is the same need not be read and hashed again."""
+        if self.root is None:
+            return {}
+        try:
+            found = pickle.loads(read_file(self.root / STAMPS))
+        except Exception:  # noqa: BLE001 - missing or damaged: hash every file
+            return {}
+        return found if isinstance(found, dict) else {}
+
+    def save_stamps(self, stamps: dict[str, tuple[Stamp, str]], now_ns: int) -> None:
+        """Keep the stamps of the files hashed by this load, leaving out the files changed (by their change
+        time, which no one can set back) in the last RACY_NS before `now_ns`: another change within the same
+        clock tick would leave the stamp as it is."""
+        if self.root is None or not self.root.is_dir():
+            return
+        write_atomic(self.root / STAMPS, pickle.dumps(
+            {path: found for path, found in stamps.items() if found[0][2] < now_ns - RACY_NS},
+            protocol=pickle.HIGHEST_PROTOCOL))
 
     def get(self, key: str) -> tuple[Any, list] | None:
         found = self.records.get(key)

@@ -7,6 +7,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -59,23 +60,76 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=6).hexdigest()
 
 
+Routes = dict[str, dict]  # route -> manifest record (file, etag, type, hashed, headers)
+Unit = tuple[str, Routes, dict[str, str]]  # a unit's key, and the routes and files (-> content hash) it wrote
+
+
+def unit_key(*parts: str) -> str:
+    """The key of a unit (`DistWriter.unit`) made of these parts, in order."""
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=12).hexdigest()
+
+
 @dataclass
 class DistWriter:
-    """Writes files into a fresh directory and records every route in the manifest."""
+    """Writes files into a fresh directory and records every route in the manifest.
+
+    Files can be written in units (`unit`): a group of files that is a function of a key. The writer
+    records each unit's key, routes and files (`units`, kept in the build state); a writer into a tree
+    of an earlier build (petgen/build/incremental.py) takes a unit over from the live tree instead of
+    emitting it again when the last build wrote it for the same key (`earlier`).
+    """
 
     root: Path
     routes: dict[str, dict[str, str]] = field(default_factory=dict)
     written: dict[str, str] = field(default_factory=dict)  # every file of the build -> its content hash
+    context: str = ""  # what every unit depends on besides its key (site, taxonomy, templates, code)
+    units: dict[str, Unit] = field(default_factory=dict)  # written (or taken over) by this build
+    earlier: dict[str, Unit] = field(default_factory=dict)  # written by the last build, in the live tree
+    reused: int = 0  # units taken over
     _dirs: set[str] = field(default_factory=set)
+    _recording: tuple[Routes, dict[str, str]] | None = None
 
     @property
     def files(self) -> int:
         return len(self.written)
 
+    def unit(self, name: str, key: str, emit: Callable[[], None]) -> None:
+        """Emit the files of unit `name`, a function of `key` (and `context`) alone, by calling `emit`; or,
+        when the last build wrote that unit for the same key, take its files over (`reuse`)."""
+        if name in self.units:
+            raise ValueError(f"unit {name} emitted twice")
+        if self.has_unit(name, key):
+            before = self.earlier[name]
+            self.reuse(before[1], before[2])
+            self.units[name] = before
+            self.reused += 1
+            return
+        assert self._recording is None, "units do not nest"
+        self._recording = routes, files = {}, {}
+        try:
+            emit()
+        finally:
+            self._recording = None
+        self.units[name] = (f"{self.context}:{key}", routes, files)
+
+    def has_unit(self, name: str, key: str) -> bool:
+        """Whether `unit` would take unit `name` over for `key` rather than emit it."""
+        before = self.earlier.get(name)
+        return before is not None and before[0] == f"{self.context}:{key}"
+
+    def reuse(self, routes: Routes, files: dict[str, str]) -> None:
+        """Take over files an earlier build wrote (only a writer into such a tree can)."""
+        raise NotImplementedError("a fresh tree holds no earlier build")
+
     def _write(self, rel: str, data: bytes, etag: str | None = None) -> None:
         self._mkdir(os.path.dirname(rel))
         write_file(os.path.join(self.root, rel), data)
-        self.written[rel] = etag or content_hash(data)
+        self._wrote(rel, etag or content_hash(data))
+
+    def _wrote(self, rel: str, etag: str) -> None:
+        self.written[rel] = etag
+        if self._recording is not None:
+            self._recording[1][rel] = etag
 
     def _mkdir(self, rel: str) -> None:
         """Create a directory of the tree once: one `mkdir` call, its parents first."""
@@ -109,16 +163,23 @@ class DistWriter:
                headers: dict[str, str] | None = None) -> None:
         if route in self.routes:
             raise ValueError(f"route {route} emitted twice")
-        self.routes[route] = {"file": rel, "etag": etag, "type": content_type, "hashed": hashed}
+        record = self.routes[route] = {"file": rel, "etag": etag, "type": content_type, "hashed": hashed}
         if headers:
-            self.routes[route]["headers"] = headers
+            record["headers"] = headers
+        if self._recording is not None:
+            self._recording[0][route] = record
 
-    def merge(self, routes: dict[str, dict[str, str]], written: dict[str, str]) -> None:
-        """Take over routes and files written by another writer into the same root (a worker process)."""
+    def merge(self, routes: dict[str, dict[str, str]], written: dict[str, str],
+              units: dict[str, Unit] | None = None) -> None:
+        """Take over routes, files and units written by another writer into the same root (a worker process)."""
         for route, info in routes.items():
             self._route(route, info["file"], info["etag"], info["type"], hashed=info["hashed"],
                         headers=info.get("headers"))
         self.written.update(written)
+        for name, unit in (units or {}).items():
+            if name in self.units:
+                raise ValueError(f"unit {name} emitted twice")
+            self.units[name] = unit
 
     def write_manifest(self, extra: dict[str, Any]) -> None:
         """Write `_manifest.json`, then the CDN's `_redirects` and `_headers`, all from the same map."""

@@ -4,16 +4,20 @@ A build with a cache (`petgen build`, `petgen dev`, `petgen serve`) keeps two tr
 build, and beside it `.dist-spare/`, the build before it, which the last swap moved out. The next build
 turns the spare into the new build and swaps the two again, so it touches only what differs:
 
-1. The build state (in the cache directory) lists every file of both trees with its content hash, and
-   for each entry the key of what its JSON and page were made from (its file, its related entries'
-   titles, the site, taxonomy, templates and code: `PageRenderer.page_key` and `context_key`).
+1. The build state (in the cache directory) lists every file of both trees with its content hash, for
+   each entry the key of what its JSON and page were made from (its file, its related entries'
+   titles, the site, taxonomy, templates and code: `PageRenderer.page_key` and `context_key`), and
+   the live tree's units with their keys, routes and files.
 2. The spare is locked exclusively (`lock_tree`); a runtime serving from it holds a shared lock, and then
    the live tree is cloned instead (a directory per directory, a hard link per file), which costs more
    but never changes a tree anyone reads.
 3. Entries whose key is unchanged are not rendered: their files are kept, or linked from the live tree.
-   Everything else (list pages, search index, site, discovery, sitemap, manifest) is emitted as in a
-   full build through a `TreeWriter`, which writes a file only if the tree does not hold those bytes
-   already, and deletes what the new build no longer has.
+   So are the units (`DistWriter.unit`) whose key is unchanged: each list page (HTML and JSON), A–Z
+   page and category resource, keyed by its list's size and the cards or summaries it shows, and the
+   search index, keyed by every entry's searchable fields. Everything else (the data file, the home
+   page, discovery, sitemap, manifest) is emitted as in a full build through a `TreeWriter`, which
+   writes a file only if the tree does not hold those bytes already, and deletes what the new build
+   no longer has. The search index, when it has to be built, is built in a forked child meanwhile.
 4. The finished tree is exchanged with `dist/` in one system call (renameat2 RENAME_EXCHANGE); the old
    live tree becomes the spare.
 
@@ -34,13 +38,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from petgen.build.cache import write_atomic
-from petgen.build.dist import DistWriter, Stamp, content_hash, lock_tree, manifest_stamp, new_build_dir, write_file
+from petgen.build.dist import (
+    DistWriter,
+    Routes,
+    Stamp,
+    Unit,
+    content_hash,
+    lock_tree,
+    manifest_stamp,
+    new_build_dir,
+    write_file,
+)
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 LOCK_WAIT = 3.0  # seconds to wait for a runtime to let go of the spare tree (it reloads within its poll interval)
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
-
-Routes = dict[str, dict]  # route -> manifest record (file, etag, type, hashed, headers)
 
 
 @dataclass
@@ -52,6 +64,7 @@ class BuildState:
     spare: dict[str, str] | None = None  # the same for the spare tree; None if there is no usable one
     spare_stamp: Stamp | None = None
     entries: dict[str, tuple[str, Routes]] = field(default_factory=dict)  # slug -> (key, its routes)
+    units: dict[str, Unit] = field(default_factory=dict)  # the live tree's units (`DistWriter.unit`)
     version: int = STATE_VERSION
 
 
@@ -106,7 +119,7 @@ class TreeWriter(DistWriter):
 
     def _write(self, rel: str, data: bytes, etag: str | None = None) -> None:
         etag = etag or content_hash(data)
-        self.written[rel] = etag
+        self._wrote(rel, etag)
         if self.present.get(rel) == etag:
             return
         path = os.path.join(self.root, rel)
@@ -117,14 +130,16 @@ class TreeWriter(DistWriter):
         write_file(path, data)
         self.changed += 1
 
-    def reuse(self, routes: Routes) -> None:
-        """Take over routes whose files an earlier build wrote unchanged into the live tree."""
+    def reuse(self, routes: Routes, files: dict[str, str] | None = None) -> None:
+        """Take over routes and files (by default: the routes' files) that the last build wrote into the live
+        tree: kept where this tree holds the same bytes, else linked from the live tree."""
         for route, info in routes.items():
-            rel, etag = info["file"], info["etag"]
-            self._route(route, rel, etag, info["type"], hashed=info["hashed"], headers=info.get("headers"))
+            self._route(route, info["file"], info["etag"], info["type"], hashed=info["hashed"],
+                        headers=info.get("headers"))
+        for rel, etag in (files if files is not None else {i["file"]: i["etag"] for i in routes.values()}).items():
             if rel in self.written:
                 continue
-            self.written[rel] = etag
+            self._wrote(rel, etag)
             if self.present.get(rel) == etag:
                 continue
             assert self.source is not None

@@ -15,15 +15,17 @@ from pathlib import Path
 from typing import cast
 
 from petgen import __version__
-from petgen.build.dist import DistWriter, manifest_stamp, new_build_dir, retire, swap_in, sweep
+from petgen.build.dist import DistWriter, Routes, Unit, manifest_stamp, new_build_dir, retire, swap_in, sweep
 from petgen.build.incremental import BuildState, TreeWriter, load_state, release, save_state, spare_path, target_tree
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.emit.api import DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes
-from petgen.emit.searchindex import INDEX_ROUTE, emit_search_index
+from petgen.emit.searchindex import INDEX_ROUTE, SEARCH_UNIT, documents, emit_search_index, search_key
 from petgen.emit.site import PageRenderer, emit_site
 from petgen.emit.sitemap import emit_sitemap
+from petgen.emit.templating import keep_compiled_templates
+from petgen.search.index import Document
 
 MANIFEST_VERSION = 1
 INCREMENTAL_ENTRIES = 200  # an incremental build renders up to this many entries (or a tenth of them)
@@ -37,6 +39,8 @@ class BuildResult:
     routes: int
     seconds: float
     changed: int | None = None  # files written, linked or removed by an incremental build (None: a full build)
+    units: int = 0  # groups of files keyed by their inputs (`DistWriter.unit`): list pages, the search index
+    reused: int = 0  # of these, taken over from the last build unchanged
 
     def summary(self) -> str:
         warnings = len(self.kb.warnings)
@@ -58,6 +62,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     `progress`, if given, is called with counts of entries done: once while loading, once while writing.
     """
     started = time.perf_counter()
+    keep_compiled_templates(cache_dir / "templates" if cache_dir is not None else None)
     with collector_paused():
         kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
                                  cache_dir=cache_dir)
@@ -72,7 +77,8 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
                 progress(len(kb.entries))
         else:
             writer, changed = build_full(outputs, out_dir, pages, keys, state, progress), None
-    return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started, changed)
+    return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started, changed,
+                       len(writer.units), writer.reused)
 
 
 @dataclass
@@ -86,32 +92,35 @@ class Outputs:
 
     def emit_rest(self, writer: DistWriter) -> None:
         """The list pages, search index, site and discovery documents (while the entries are written)."""
-        self.emit_data(writer)
+        emit_search_index(self.kb, writer)
+        self.emit_pages(writer)
+
+    def emit_pages(self, writer: DistWriter) -> None:
+        """The JSON list pages, the discovery documents and the site."""
+        emit_api(self.kb, writer)
+        emit_openapi_and_discovery(self.kb, writer)
         emit_site(self.kb, writer)
 
-    def emit_data(self, writer: DistWriter) -> None:
-        """The JSON list pages, the search index and the discovery documents."""
-        emit_api(self.kb, writer)
-        emit_search_index(self.kb, writer)
-        emit_openapi_and_discovery(self.kb, writer)
-
     def emit_rest_in_parallel(self, writer: TreeWriter) -> None:
-        """`emit_rest` in two processes where it can fork: the data in a child, the site in this one."""
+        """`emit_rest`, with the search index built in a forked child (where it can fork) if it has to be
+        built at all (its inputs changed), while this process writes the rest."""
         global _forked
-        if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
-            self.emit_rest(writer)
+        docs = documents(self.kb)
+        if (writer.has_unit(SEARCH_UNIT, search_key(docs)) or (os.cpu_count() or 1) < 2
+                or "fork" not in multiprocessing.get_all_start_methods()):
+            emit_search_index(self.kb, writer, docs)
+            self.emit_pages(writer)
             return
-        _forked = (self, writer)
+        _forked = (self, writer, docs)
         try:
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-                future = pool.submit(_emit_data_forked)
-                emit_site(self.kb, writer)
-                routes, written, changed = future.result()
+                future = pool.submit(_emit_search_forked)
+                self.emit_pages(writer)
+                routes, written, units, changed = future.result()
         finally:
             _forked = None
-        writer.merge(routes, written)
+        writer.merge(routes, written, units)
         writer.changed += changed
-
 
     def emit_index_files(self, writer: DistWriter) -> None:
         """The files that list all others, once they are written: the sitemap, then the manifest with
@@ -120,16 +129,17 @@ class Outputs:
         emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies)
 
 
-_forked: tuple[Outputs, TreeWriter] | None = None  # set in the parent before forking
+_forked: tuple[Outputs, TreeWriter, list[Document]] | None = None  # set in the parent before forking
 
 
-def _emit_data_forked() -> tuple[dict[str, dict], dict[str, str], int]:
-    """`Outputs.emit_data` in a forked child, into the same tree; the routes and files go back to the parent."""
+def _emit_search_forked() -> tuple[Routes, dict[str, str], dict[str, Unit], int]:
+    """`emit_search_index` in a forked child, into the same tree; the routes, files and unit go back to the
+    parent."""
     assert _forked is not None
-    outputs, parent = _forked
-    writer = TreeWriter(parent.root, present=parent.present, source=parent.source)
-    outputs.emit_data(writer)
-    return writer.routes, writer.written, writer.changed
+    outputs, parent, docs = _forked
+    writer = TreeWriter(parent.root, present=parent.present, source=parent.source, context=parent.context)
+    emit_search_index(outputs.kb, writer, docs)
+    return writer.routes, writer.written, writer.units, writer.changed
 
 
 def few_changed(keys: dict[str, str], state: BuildState) -> bool:
@@ -145,7 +155,7 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
     tmp = new_build_dir(out_dir)
     spare = spare_path(out_dir)
     try:
-        writer = DistWriter(tmp)
+        writer = DistWriter(tmp, context=pages.context_key)
         emit_entries(outputs.kb, writer, progress=progress, pages=pages, meanwhile=lambda: outputs.emit_rest(writer))
         outputs.emit_index_files(writer)
         swap_in(tmp, out_dir, keep=spare if state is not None else None)
@@ -159,7 +169,8 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=writer.written, live_stamp=manifest_stamp(out_dir),
             spare=state.live if state else None, spare_stamp=state.live_stamp if state else None,
-            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()}))
+            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()},
+            units=writer.units))
     return writer
 
 
@@ -171,7 +182,8 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
     try:
         if target.recycled:  # until it is swapped in, the spare holds no build the state could describe
             save_state(outputs.cache_dir, out_dir, replace(state, spare=None, spare_stamp=None))
-        writer = TreeWriter(target.root, present=target.present, source=out_dir)
+        writer = TreeWriter(target.root, present=target.present, source=out_dir, context=pages.context_key,
+                            earlier=state.units)
         emit_changed_entries(outputs.kb, writer, pages, keys, state.entries)
         outputs.emit_rest_in_parallel(writer)
         outputs.emit_index_files(writer)
@@ -186,7 +198,8 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
     sweep(out_dir)
     save_state(outputs.cache_dir, out_dir, BuildState(
         live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
-        entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()}))
+        entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()},
+        units=writer.units))
     return writer
 
 

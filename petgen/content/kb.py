@@ -5,13 +5,14 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
+import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
-from petgen.build.cache import EntryCache, Packed, chunk_size, entry_key
+from petgen.build.cache import EntryCache, Packed, chunk_size, entry_key, file_stamp
 from petgen.build.dist import read_file
 from petgen.content.bots import load_bots
 from petgen.content.lexicon import load_lexicon
@@ -102,6 +103,7 @@ class Loaded:
     packed: list[Packed]  # the same entries as pickled chunks (see EntryCache.packed)
     cache_root: Path | None  # where the cache keeps this content directory's chunks (None: no cache)
     keys: dict[str, str]  # slug -> the cache key of its file (path and bytes: petgen.build.cache.entry_key)
+    files: list[Path] = field(default_factory=list)  # every entry file, also those that failed to load
 
 
 def _parse_source(path: str, raw: bytes) -> tuple[Entry | None, list[Problem]]:
@@ -142,20 +144,29 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     """
     files = entry_files(content_dir)
     cache = EntryCache(cache_dir, content_dir)
+    known, stamps = cache.stamps(), {}
+    now = time.time_ns()
     digest = hashlib.blake2b(digest_size=16)
     keys, results, missing = [], {}, []
     for path in files:
+        # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share
+        # one cache instead of missing (and pruning) each other's entries.
+        rel = path.relative_to(content_dir).as_posix()
         try:
-            raw = read_file(path)
+            stamp = file_stamp(os.stat(path))
+            seen = known.get(rel)
+            key, raw = (seen[1], None) if seen is not None and seen[0] == stamp else (None, read_file(path))
+            found = cache.get(key) if key is not None else None
+            if found is None:  # not stamped as it is now, or no longer in the cache: read and hash it
+                raw = raw if raw is not None else read_file(path)
+                key = entry_key(rel, raw)
+                found = cache.get(key)
         except OSError as exc:  # a directory named *.md, a dangling link, no permission
             problems.add(str(path), 1, f"cannot be read ({exc.strerror})", "every names/*.md must be a readable text file")
             continue
-        digest.update(path.name.encode() + b"\0" + raw + b"\0")
-        # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share
-        # one cache instead of missing (and pruning) each other's entries.
-        key = entry_key(path.relative_to(content_dir).as_posix(), raw)
+        stamps[rel] = (stamp, key)
+        digest.update(path.name.encode() + b"\0" + key.encode() + b"\0")
         keys.append(key)
-        found = cache.get(key)
         if found is None:
             missing.append((key, str(path), raw))
         else:
@@ -181,6 +192,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         if progress:
             progress(len(missing))
     cache.prune(set(keys))
+    cache.save_stamps(stamps, now)
     entries, keyed = [], {}
     for key in keys:
         entry, entry_problems = results[key]
@@ -188,7 +200,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         if entry is not None:
             entries.append(entry)
             keyed[entry.slug] = key
-    return Loaded(entries, digest.hexdigest(), cache.packed(keys), cache.root, keyed)
+    return Loaded(entries, digest.hexdigest(), cache.packed(keys), cache.root, keyed, files)
 
 
 
@@ -207,7 +219,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     entries = loaded.entries
     lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
     bots = load_bots(content_dir, problems)
-    validate(entries, categories, moods, problems, files={f.stem for f in entry_files(content_dir)}, facets=facets)
+    validate(entries, categories, moods, problems, files={f.stem for f in loaded.files}, facets=facets)
     if problems.errors or (strict and problems.warnings) or site is None:
         raise ContentError(problems.sorted(), strict=strict)
     entries.sort(key=lambda e: collation_key(e.title))

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from petgen.build.dist import DistWriter
+import hashlib
+from functools import partial
+
+import orjson
+
+from petgen.build.dist import DistWriter, unit_key
 from petgen.content.bots import runtime_bots
 from petgen.content.kb import KnowledgeBase
-from petgen.content.model import FILTER_FACETS, Entry, Site
+from petgen.content.model import FILTER_FACETS, Category, Entry, Site
 from petgen.contract.resources import (
     DEFAULT_LIMIT,
     category_list,
@@ -70,19 +75,32 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     summaries = [name_summary(e, site) for e in kb.entries]
 
     filters = list_filters(kb, summaries)
-    for key, matching in filters.items():
+    # Each list page and category resource is a unit (`DistWriter.unit`) keyed by its list's size and the
+    # summaries it shows: an edit that changes no summary renders none of them again.
+    digests = {item["slug"]: hashlib.blake2b(orjson.dumps(item), digest_size=12).hexdigest() for item in summaries}
+
+    def emit_page(key: Filter, matching: list[dict], offset: int) -> None:
         query = dict(key)
+        page = name_list(matching, filters=query, limit=DEFAULT_LIMIT, offset=offset, base_url=site.base_url,
+                         license=license_)
+        writer.add_hashed(list_route(query, DEFAULT_LIMIT, offset), list_stem(key, offset), encode(page))
+
+    for key, matching in filters.items():
         for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
-            page = name_list(matching, filters=query, limit=DEFAULT_LIMIT, offset=offset, base_url=site.base_url,
-                             license=license_)
-            writer.add_hashed(list_route(query, DEFAULT_LIMIT, offset), list_stem(key, offset), encode(page))
+            writer.unit(list_stem(key, offset), unit_key(str(len(matching)), *(
+                digests[item["slug"]] for item in matching[offset:offset + DEFAULT_LIMIT])),
+                partial(emit_page, key, matching, offset))
+
+    def emit_category(category: Category, names: list[dict]) -> None:
+        writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
+                          encode(category_resource(category, names, site)))
 
     items = []
     for category in kb.categories:
         names = filters[("category", category.slug),]
         items.append(category_summary(category, len(names), site))
-        writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
-                          encode(category_resource(category, names, site)))
+        writer.unit(f"api/categories/{category.slug}", unit_key(*(digests[n["slug"]] for n in names)),
+                    partial(emit_category, category, names))
     facet_counts = kb.facet_counts()
     writer.add_hashed("/api/categories", "api/categories",
                       encode(category_list(items, kb.moods, site, kb.facets, facet_counts)))

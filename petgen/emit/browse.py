@@ -10,12 +10,12 @@ list membership.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 from markupsafe import Markup, escape
 
-from petgen.build.dist import HTML, DistWriter
+from petgen.build.dist import HTML, DistWriter, unit_key
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Entry, Site
 from petgen.content.text import collation_key
@@ -195,28 +195,37 @@ def api_path(page: ListPage) -> str:
 
 
 def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
-    """Write every list page (paginated), one overview page per kind, and the A–Z index."""
+    """Write every list page (paginated), one overview page per kind, and the A–Z index.
+
+    Each page is a unit (`DistWriter.unit`) keyed by what it shows besides the context: its list's size and its
+    cards; an incremental build renders only the pages whose cards changed."""
     env = environment(kb.site)
     template = env.get_template("list.html")
     site = kb.site
     cards = browse.cards
+
+    def render(kind: Kind, page: ListPage, moods: list[dict[str, str]], number: int, rel: str) -> None:
+        url = browse.url(kind.name, page.slug)
+        shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
+        canonical = url if number == 1 else f"{url}{number}/"
+        html = template.render(
+            site=site, page=page, kind=kind, canonical=canonical, size=PAGE_SIZE, moods=moods,
+            pagination=pagination(url, len(page.entries), PAGE_SIZE, number),
+            overview=browse.overview_url(kind.name), api=api_path(page),
+            cards=Markup("".join(cards[e.slug] for e in shown)),
+            jsonld=term_set(page.label, page.description, canonical, shown, site))
+        writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+
     for kind in KINDS:
         for page in browse.lists[kind.name]:
-            url = browse.url(kind.name, page.slug)
             moods = [{"label": browse.mood_titles[m], "url": browse.url("mood", m)} for m in page.moods
                      if m in browse.mood_titles]
             count = max(1, -(-len(page.entries) // PAGE_SIZE))
             for number in range(1, count + 1):
-                shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
-                pages = pagination(url, len(page.entries), PAGE_SIZE, number)
-                canonical = url if number == 1 else f"{url}{number}/"
-                html = template.render(
-                    site=site, page=page, kind=kind, canonical=canonical, pagination=pages, moods=moods, size=PAGE_SIZE,
-                    overview=browse.overview_url(kind.name), api=api_path(page),
-                    cards=Markup("".join(cards[e.slug] for e in shown)),
-                    jsonld=term_set(page.label, page.description, canonical, shown, site))
                 rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
-                writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+                shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
+                writer.unit(rel, unit_key(str(len(page.entries)), *(cards[e.slug] for e in shown)),
+                            partial(render, kind, page, moods, number, rel))
         overview = env.get_template("overview.html").render(
             site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=browse.tiles(kind.name),
             jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], site))
@@ -236,19 +245,27 @@ def letter_slug(letter: str) -> str:
 
 def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     """/a-z/ (the letters with their counts, also at /names/, canonical /a-z/) and /a-z/{letter}/ (the names,
-    as links, paginated)."""
+    as links, paginated); each page a unit keyed by the letters, the total and the names it shows."""
     template = environment(kb.site).get_template("az.html")
     groups = browse.by_letter
-    for letter, url, _ in [(None, f"{browse.base}/a-z/", 0), *browse.letters]:
+    letters = browse.letters
+    index = unit_key(str(len(kb.entries)), *(f"{letter}\0{count}" for letter, _, count in letters))
+
+    def render(letter: str | None, url: str, number: int, shown: list[Entry], canonical: str) -> None:
+        pages = pagination(url, len(groups.get(letter, []) if letter else []), AZ_PAGE_SIZE, number)
+        html = template.render(site=kb.site, letter=letter, letters=letters, names=shown, pagination=pages,
+                               canonical=canonical, total=len(kb.entries))
+        rel = canonical.removeprefix(browse.base + "/")
+        writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+        if letter is None:  # /names/ (the parent of every entry's page) shows the same letters
+            writer.add_file("/names/", "names/index.html", html.encode(), HTML)
+
+    for letter, url, _ in [(None, f"{browse.base}/a-z/", 0), *letters]:
         entries = groups.get(letter, []) if letter else []
         count = max(1, -(-len(entries) // AZ_PAGE_SIZE))
         for number in range(1, count + 1):
-            pages = pagination(url, len(entries), AZ_PAGE_SIZE, number)
             canonical = url if number == 1 else f"{url}{number}/"
             shown = entries[(number - 1) * AZ_PAGE_SIZE:number * AZ_PAGE_SIZE]
-            html = template.render(site=kb.site, letter=letter, letters=browse.letters, names=shown, pagination=pages,
-                                   canonical=canonical, total=len(kb.entries))
-            rel = canonical.removeprefix(browse.base + "/")
-            writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
-            if letter is None:  # /names/ (the parent of every entry's page) shows the same letters
-                writer.add_file("/names/", "names/index.html", html.encode(), HTML)
+            writer.unit(canonical.removeprefix(browse.base + "/") or "a-z/",
+                        unit_key(index, *(f"{e.slug}\0{e.title}" for e in shown)),
+                        partial(render, letter, url, number, shown, canonical))

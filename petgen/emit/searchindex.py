@@ -9,6 +9,10 @@ The runtime reads the same postings from one pack file (petgen/search/pack.py), 
 
 from __future__ import annotations
 
+import hashlib
+
+import orjson
+
 from petgen.build.dist import DistWriter
 from petgen.content.kb import KnowledgeBase
 from petgen.contract.resources import encode, entry_url
@@ -18,6 +22,7 @@ from petgen.search.query import SCORING
 from petgen.search.stored import ENGINE_ROUTE
 
 INDEX_ROUTE = "/search/index.json"
+SEARCH_UNIT = "search"
 
 
 def documents(kb: KnowledgeBase) -> list[Document]:
@@ -28,9 +33,24 @@ def documents(kb: KnowledgeBase) -> list[Document]:
     ]
 
 
-def emit_search_index(kb: KnowledgeBase, writer: DistWriter) -> None:
-    """Index every entry's title, variants, keywords and meaning; write shards and the index manifest."""
-    index = build_index(documents(kb))
+def search_key(docs: list[Document]) -> str:
+    """What the index is made from: the searchable fields of every document, in list order."""
+    return hashlib.blake2b(orjson.dumps([(d.slug, d.title, d.meaning, d.fields) for d in docs]),
+                           digest_size=16).hexdigest()
+
+
+def emit_search_index(kb: KnowledgeBase, writer: DistWriter, docs: list[Document] | None = None) -> None:
+    """Index every entry's title, variants, keywords and meaning (`docs`, if made already); write shards and
+    the index manifest.
+
+    The index is one unit (`DistWriter.unit`) keyed by `search_key`: an edit that changes no searchable field
+    (the usage, the examples, a category) builds no index."""
+    docs = docs if docs is not None else documents(kb)
+    writer.unit(SEARCH_UNIT, search_key(docs), lambda: _emit_index(docs, writer))
+
+
+def _emit_index(docs: list[Document], writer: DistWriter) -> None:
+    index = build_index(docs)
     shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", encode(data))
               for key, data in shard(index).items()}
     engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", pack_index(index), "application/octet-stream", "bin")

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 import os
 from importlib import resources
+from pathlib import Path
 
 import cmarkgfm
 import orjson
-from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from jinja2 import (
+    BytecodeCache,
+    Environment,
+    FileSystemBytecodeCache,
+    PackageLoader,
+    StrictUndefined,
+    select_autoescape,
+)
 from markupsafe import Markup
 
 from petgen.build.dist import CSS, DistWriter, content_hash
@@ -57,6 +65,20 @@ def german_date(iso: str) -> str:
 
 
 _environments: dict[bytes, Environment] = {}
+_bytecode: list[BytecodeCache | None] = [None]
+
+
+def keep_compiled_templates(directory: Path | None) -> None:
+    """Keep the templates compiled to Python bytecode in `directory` (None: compile them in each process).
+    Jinja checks each template's source against what was compiled, so an edited template is compiled again."""
+    if directory is not None:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            directory = None
+    _bytecode[0] = FileSystemBytecodeCache(str(directory)) if directory is not None else None
+    for env in _environments.values():
+        env.bytecode_cache = _bytecode[0]
 
 
 def environment(site: Site) -> Environment:
@@ -86,7 +108,8 @@ def _new_environment(site: Site) -> Environment:
     # auto_reload off: templates do not change during a build, and Jinja would otherwise check the
     # parent template's file on every page it renders (two system calls per page).
     env = Environment(loader=PackageLoader("petgen.emit", "templates"), autoescape=select_autoescape(["html"]),
-                      undefined=StrictUndefined, keep_trailing_newline=True, auto_reload=False)
+                      undefined=StrictUndefined, keep_trailing_newline=True, auto_reload=False,
+                      bytecode_cache=_bytecode[0])
     # Root-relative, unlike the other links: a deploy preview (served from another host, built with
     # the production base URL) must load its own stylesheet, which production may not have yet.
     env.globals["stylesheet"] = "/" + stylesheet()[0]

@@ -4,15 +4,19 @@ the dist an incremental build leaves is the same, file for file and byte for byt
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import random
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
 
+import petgen.build.cache
 import petgen.build.incremental
+from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
 from petgen.build.incremental import spare_path
 from petgen.build.pipeline import build
@@ -170,3 +174,62 @@ def test_without_a_cache_no_spare_is_kept(bundled: Path, tmp_path: Path) -> None
     for _ in range(2):
         assert build(bundled, out, base_url=BASE_URL).changed is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["content", "dist"]
+
+
+def test_list_pages_and_the_search_index_are_rendered_again_only_when_what_they_show_changed(
+        bundled: Path, tmp_path: Path) -> None:
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    path = bundled / "names" / "baerchen.md"
+    first = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    assert first.units > 100 and first.reused == 0  # a full build renders every unit
+    text = path.read_text(encoding="utf-8")  # the usage: on the entry's own page only, in no list, card or index
+    path.write_text(text.replace("Kaum ein Tiername", "Kaum ein anderer Tiername"), encoding="utf-8")
+    result = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    assert result.changed is not None and result.reused == result.units == first.units
+    path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", "meaning: Neu gesagt, ", 1),
+                    encoding="utf-8")  # the meaning: in its cards, its JSON summaries and the search index
+    result = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    rendered = result.units - result.reused
+    dist = BuildDir(out)
+    index = dist.read("search/index.json")
+    assert b"Neu gesagt" in index
+    # The lists that show it: its themes, moods and facet values (site and JSON, first pages), the category×mood
+    # pairs, the unfiltered list, its category resources, and the index. Nothing else.
+    assert 2 < rendered < 60, rendered
+    build(bundled, tmp_path / "clean", base_url=BASE_URL)
+    assert tree(out) == tree(tmp_path / "clean")
+
+
+def test_entry_files_are_hashed_again_when_their_stamp_changed(bundled: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry file whose size, modification and change times and inode are as the last load found them is
+    not read again; any change to the file changes one of them (the change time even when the modification time
+    is set back). A file changed within RACY_NS of a load is not stamped: it is read by the next load too."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    old = time.time_ns() - 3600 * 10**9
+    for path in (bundled / "names").glob("*.md"):
+        os.utime(path, ns=(old, old))
+    monkeypatch.setattr(petgen.build.cache, "RACY_NS", 0)
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    stamps = EntryCache(cache, bundled).stamps()
+    assert sorted(stamps) == sorted(f"names/{p.name}" for p in (bundled / "names").glob("*.md"))
+
+    path = bundled / "names" / "baerchen.md"
+    text = path.read_text(encoding="utf-8")
+    same_size = text.replace("meaning: ", "meaning: X", 1).replace("Kaum ein ", "Kaum ein", 1)  # a byte in, one out
+    assert len(same_size.encode()) == len(text.encode()) and same_size != text
+    path.write_text(same_size, encoding="utf-8")
+    os.utime(path, ns=(old, old))  # the modification time set back: only the change time tells
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    (name,) = (out / "api" / "names").glob("baerchen.*.json")
+    assert json.loads(name.read_bytes())["meaning"].startswith("X")
+    assert EntryCache(cache, bundled).stamps()["names/baerchen.md"] != stamps["names/baerchen.md"]
+    build(bundled, tmp_path / "clean", base_url=BASE_URL)
+    assert tree(out) == tree(tmp_path / "clean")
+
+    monkeypatch.setattr(petgen.build.cache, "RACY_NS", 10 * 10**9)
+    path.write_text(text, encoding="utf-8")
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    assert "names/baerchen.md" not in EntryCache(cache, bundled).stamps()
+    (name,) = (out / "api" / "names").glob("baerchen.*.json")
+    assert not json.loads(name.read_bytes())["meaning"].startswith("X")
