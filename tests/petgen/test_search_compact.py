@@ -14,6 +14,7 @@ import pytest
 
 from petgen.build.pipeline import build
 from petgen.content.synthetic import write_corpus
+from petgen.search.query import SearchIndex
 from petgen.search.stored import HEAD
 from runtime.builds.dist import Dist
 from runtime.understanding import understand
@@ -74,6 +75,9 @@ def queries(reference: Reference, seed: int = 7) -> list[str]:
     found.append(" ".join(rng.choice(vocabulary) for _ in range(20)))
     common = sorted(vocabulary, key=lambda w: -len(reference.kinds["words"][w]))[:40]
     found += [" ".join(rng.sample(common, 20)), " ".join(common[:3]), " ".join(w[:3] for w in common[:6])]
+    for n in (1, 2, 3):  # words in (nearly) every document beside rarer ones: `SearchIndex.pruned_top`
+        found += [" ".join([*common[:n], *rng.sample(vocabulary, 5)]), " ".join([*rng.sample(vocabulary, 2), common[n]]),
+                  " ".join([*rng.sample(common, n), *rng.sample(common[20:], 3), *rng.sample(vocabulary, 12)])]
     return list(dict.fromkeys(q for q in found if q.strip()))
 
 
@@ -81,10 +85,20 @@ def hits(found: list) -> list[tuple[int, float]]:
     return [(h.doc, h.score) for h in found]
 
 
-def test_the_engine_answers_as_scoring_every_document(engines: tuple[Dist, Reference]) -> None:
+def test_the_engine_answers_as_scoring_every_document(engines: tuple[Dist, Reference],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     dist, reference = engines
     index = dist.search
     assert [index.docs[d] for d in range(len(index.docs))] == reference.docs
+    pruned = []
+    original = SearchIndex.pruned_top
+
+    def counting(self: SearchIndex, groups: list, limit: int) -> list | None:
+        found = original(self, groups, limit)
+        pruned.append(found is not None)
+        return found
+
+    monkeypatch.setattr(SearchIndex, "pruned_top", counting)
     checked = long = 0
     for q in queries(reference):
         scores = reference.scores(q)
@@ -98,6 +112,7 @@ def test_the_engine_answers_as_scoring_every_document(engines: tuple[Dist, Refer
         long += len(scores) > HEAD
         checked += 1
     assert checked > 250 and long > 5  # and some needed the bounded top-k's heads
+    assert sum(pruned) >= (10 if len(index.docs) > 1000 else 0), (sum(pruned), len(pruned))  # and its pruning
 
 
 def test_api_search_word_groups_answer_as_scoring_every_document(engines: tuple[Dist, Reference]) -> None:
