@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pytest
 
@@ -26,13 +27,25 @@ ADVERSARIAL = ["ab", "ei au oh", "a b c d e f g h i j k l m n o p q r s t", "aaa
 
 
 def built(root: Path, content: Path) -> tuple[Dist, Reference]:
+    """The build's engine, and a brute-force reference over its static index for browsers (documents and shards,
+    numbered in title order there) renumbered as the engine numbers its documents."""
     build(content, root / "dist", base_url="http://testserver")
-    index = orjson.loads((root / "dist" / "search" / "index.json").read_bytes())
+    read = lambda path: orjson.loads((root / "dist" / path.lstrip("/")).read_bytes())
+    index = read("/search/index.json")
+    docs = [doc for path in index["documents"]["files"] for doc in read(path)]
+    assert len(docs) == index["documents"]["count"] and all(len(read(path)) == index["documents"]["per_file"]
+                                                            for path in index["documents"]["files"][:-1])
+    dist = Dist.load(root / "dist")
+    number = {dist.search.docs[d][0]: d for d in range(len(dist.search.docs))}
+    engine = [number[slug] for slug, *_ in docs]  # the engine's number of each document of the static index
+    assert [int(dist.search.order[d]) for d in engine] == list(range(len(docs)))  # numbered in title order
     postings: dict[str, dict] = {"stems": {}, "words": {}, "parts": {}}
     for path in index["shards"].values():
-        for kind, terms in orjson.loads((root / "dist" / path.lstrip("/")).read_bytes()).items():
-            postings[kind].update(terms)
-    return Dist.load(root / "dist"), Reference({"docs": index["docs"], **postings})
+        for kind, terms in read(path).items():
+            for term, (ids, weights) in terms.items():
+                pairs = sorted(zip([engine[d] for d in ids], weights))
+                postings[kind][term] = [[d for d, _ in pairs], [w for _, w in pairs]]
+    return dist, Reference({"docs": [docs[rank] for rank in np.argsort(engine).tolist()], **postings})
 
 
 @pytest.fixture(scope="module", params=["bundled", "synthetic"])
