@@ -1,8 +1,11 @@
-"""Emit the search index: shards by term prefix with hashed names, a small index manifest, and the
-compact index the runtime maps into memory.
+"""Emit the search index: shards by term prefix with hashed names, document files, a small index
+manifest, and the compact index the runtime maps into memory.
 
-`/search/index.json` lists the documents and the shard files; a browser (or any client) can
-fetch it, pick the shards for the prefixes of its query words and search without the runtime.
+`/search/index.json` names the shard files and the document files; a browser (or any client) can
+fetch it, pick the shards for the prefixes of its query words, rank, and fetch only the document
+files of the hits it shows, without the runtime. For browsers, documents are numbered in title order
+(`petgen.search.index.in_title_order`), so that a document's number is its tie-break in a ranking;
+document file k holds documents k × DOCS_PER_FILE onwards as [slug, title, meaning, url].
 The runtime reads the same postings from one pack file (petgen/search/pack.py), routed at
 `ENGINE_ROUTE` and named in index.json as `engine`.
 """
@@ -16,13 +19,14 @@ import orjson
 from petgen.build.dist import DistWriter
 from petgen.content.kb import KnowledgeBase
 from petgen.contract.resources import encode, entry_url
-from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document, build_index, shard
+from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document, build_index, in_title_order, shard
 from petgen.search.pack import pack_index
 from petgen.search.query import SCORING
 from petgen.search.stored import ENGINE_ROUTE
 
 INDEX_ROUTE = "/search/index.json"
 SEARCH_UNIT = "search"
+DOCS_PER_FILE = 64  # documents per document file
 
 
 def documents(kb: KnowledgeBase) -> list[Document]:
@@ -51,16 +55,22 @@ def emit_search_index(kb: KnowledgeBase, writer: DistWriter, docs: list[Document
 
 def _emit_index(docs: list[Document], writer: DistWriter) -> None:
     index = build_index(docs)
-    shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", encode(data))
-              for key, data in shard(index).items()}
     engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", pack_index(index), "application/octet-stream", "bin")
+    browsers = in_title_order(index)
+    shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", encode(data))
+              for key, data in shard(browsers).items()}
+    ordered = browsers["docs"]
+    files = ["/" + writer.add_hashed(None, f"search/docs/{start // DOCS_PER_FILE}",
+                                     encode(ordered[start:start + DOCS_PER_FILE]))
+             for start in range(0, len(ordered), DOCS_PER_FILE)]
     manifest = {
         "version": INDEX_VERSION,
         "fields": {name: WEIGHTS[name] for name in FIELDS},
         "quality": QUALITY,
         "scoring": SCORING,  # what the page's search script needs to rank as the engine does
         "sharding": "first two characters of the term ('_' for one-character terms)",
-        "docs": index["docs"],
+        "documents": {"count": len(ordered), "numbering": "title order: shorter titles first, then alphabetical",
+                      "per_file": DOCS_PER_FILE, "fields": ["slug", "title", "meaning", "url"], "files": files},
         "shards": shards,
         "engine": engine,
     }

@@ -25,7 +25,7 @@ from typing import Any
 
 import snowballstemmer
 
-from petgen.content.text import strip_accents
+from petgen.content.text import collation_key, strip_accents
 
 INDEX_VERSION = 1
 FIELDS = ("title", "variants", "keywords", "meaning")
@@ -158,6 +158,32 @@ def compound_parts(word: str, known: set[str], *, tails: bool = False) -> list[s
 def _freeze(postings: dict[str, dict[int, float]]) -> dict[str, list[list[float]]]:
     """Postings as `[docs, weights]`: two flat lists, docs ascending (they were added in doc order)."""
     return {term: [list(row), list(row.values())] for term, row in postings.items()}
+
+
+def title_order(docs: list[list[str]]) -> list[int]:
+    """Each document's rank in title order (shorter titles first, then alphabetical, then the document
+    order): how the engine breaks ties between equal scores."""
+    ranked = sorted(range(len(docs)), key=lambda d: (len(docs[d][1]), collation_key(docs[d][1])))
+    order = [0] * len(docs)
+    for rank, d in enumerate(ranked):
+        order[d] = rank
+    return order
+
+
+def in_title_order(index: dict[str, Any]) -> dict[str, Any]:
+    """The index with its documents renumbered in title order (`title_order`), postings still ascending: the
+    numbering of the static index for browsers, where a document's number is its tie-break."""
+    order = title_order(index["docs"])
+    docs: list[list[str]] = [[]] * len(order)
+    for d, rank in enumerate(order):
+        docs[rank] = index["docs"][d]
+    renumbered: dict[str, Any] = {"docs": docs}
+    for kind in ("stems", "words", "parts"):
+        renumbered[kind] = {}
+        for term, (ids, weights) in index[kind].items():
+            pairs = sorted(zip((order[d] for d in ids), weights))
+            renumbered[kind][term] = [[d for d, _ in pairs], [w for _, w in pairs]]
+    return renumbered
 
 
 def shard_key(term: str) -> str:

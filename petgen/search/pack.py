@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from petgen.content.text import collation_key
-from petgen.search.index import words
+from petgen.search.index import title_order, words
 from petgen.search.packfile import write_pack
 from petgen.search.query import PREFIX_FANOUT, SHORT_PREFIX, confidence
 from petgen.search.stored import DENSE_SHARE, HEAD, KINDS, PACK_FORMAT
@@ -43,9 +42,7 @@ def pack_index(index: dict[str, Any]) -> bytes:
     """The pack file of an index from `petgen.search.index.build_index`."""
     docs = index["docs"]
     n = len(docs)
-    ranked = sorted(range(n), key=lambda d: (len(docs[d][1]), collation_key(docs[d][1])))
-    order = np.empty(n, dtype=np.int64)
-    order[ranked] = np.arange(n)
+    order = np.asarray(title_order(docs), dtype=np.int64)
     terms = sorted(set().union(*(index[kind] for kind in KINDS)))
     term_id = {term: i for i, term in enumerate(terms)}
     arrays: dict[str, np.ndarray] = {"order": order}

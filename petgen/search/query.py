@@ -23,7 +23,12 @@ the figure means the same whatever the query.
   over the matches, never a sort of all of them; a top-k query looks at the first `HEAD` documents of
   each long list (impact order), growing by `HEAD_GROWTH` to `MAX_HEAD` per list and `MAX_CANDIDATES`
   per query while it cannot prove its answer (`bounded_top`); each group's short lists are merged once
-  per query, not once per growth round.
+  per query, not once per growth round;
+- before that, a query of several word groups whose expensive groups (more postings than 1/`SMALL_GROUP` of
+  the documents) cannot together lift a document into the top is answered from its cheap groups
+  (`pruned_top`, MaxScore over word groups): at most `MAX_MERGED` postings merged in all, the expensive
+  groups' lists binary-searched at `PROBES` documents for a floor of the top and then at the documents
+  that can still reach it; the answer is exact (else the heads above answer).
 """
 
 from __future__ import annotations
@@ -63,6 +68,9 @@ FUZZY_MATCHES = 16  # typo matches kept per query word, the nearest first
 HEAD_GROWTH = 8  # … and, while it cannot prove that nothing outside them ranks higher, 8 times as many …
 MAX_HEAD = 4096  # … up to this many: beyond it, the top is chosen among these (a cap that rarely applies)
 MAX_CANDIDATES = 8192  # … and to this many over all of a query's long lists (a query of many common words)
+SMALL_GROUP = 8  # pruned_top: a word group with at most 1/8 of the documents' postings is merged whole …
+PROBES = 256  # … the documents with the best sums over those are scored exactly, for a floor of the top …
+MAX_MERGED = 65536  # … and no more than this many postings are merged in all (else the heads answer)
 SUGGESTIONS = 5  # "did you mean" titles, at most
 SCORE_DIGITS = 4  # scores are compared at this precision; ties go to the engine's title order
 
@@ -72,6 +80,7 @@ SCORING = {"field_confidence": [list(point) for point in FIELD_CONFIDENCE], "pre
            "score_digits": SCORE_DIGITS}
 
 Group = tuple[np.ndarray, np.ndarray]  # (docs, best confidence per doc) of one word group
+Memo = dict[int, tuple[int, np.ndarray, np.ndarray]]  # per group: up to which length its lists were merged, and the merge
 
 
 def confidence(weights: Any) -> np.ndarray:
@@ -398,13 +407,100 @@ class SearchIndex:
         by HEAD_GROWTH, to MAX_HEAD at most and MAX_CANDIDATES over all long lists together (`head_cap`: then the
         best among those candidates are answered).
         """
+        pruned = self.pruned_top(groups, limit)
+        if pruned is not None:
+            return pruned
         head, cap = max(HEAD, 4 * limit), self.head_cap(groups)
-        memo: dict[int, tuple[int, np.ndarray, np.ndarray]] = {}  # per group, its short lists merged in the first round
+        memo: Memo = {}  # per group, its short lists merged in the first round
         while True:
             exact, hits = self._top_of_heads(groups, limit, head, memo)
             if exact or head >= cap:
                 return hits
             head = min(head * HEAD_GROWTH, cap)
+
+    def pruned_top(self, groups: list[list[Source]], limit: int) -> list[Hit] | None:
+        """The best `limit` documents of a query of several word groups, some of them cheap (no more postings
+        than a `SMALL_GROUP` share of the documents) and some expensive, when the expensive ones together
+        cannot lift a document into the top: MaxScore over word groups. None when that does not apply.
+
+        1. The cheap groups are merged whole (`group_of`); the `PROBES` documents with the best partial sum
+           over them are scored exactly (every list of the other groups probed at them): the `limit`-th of
+           those is a score the answer's `limit`-th reaches (`floor`).
+        2. The expensive groups, the most postings first, are left out (`skipped`) while the sum of their
+           best values (each group's best confidence, divided by the number of groups) rounds below that
+           floor: a document only they match cannot reach the top. The others are merged too, at most
+           `MAX_MERGED` postings in all (else None: the heads of `bounded_top` answer).
+        3. The candidates are the merged groups' documents whose partial sum plus the skipped groups' best
+           values still reaches the floor; each is scored exactly, the skipped groups' lists probed at it."""
+        n, count = len(self.docs), len(groups)
+        costs = [sum(len(posting) for posting, _, _ in sources) for sources in groups]
+        cheap = [i for i in range(count) if costs[i] * SMALL_GROUP <= n]
+        if count < 2 or not cheap or len(cheap) == count or sum(costs[i] for i in cheap) > MAX_MERGED:
+            return None
+        merged: dict[int, Group] = {i: self.group_of(groups[i]) for i in cheap}
+        docs, partial = self._partial(merged)
+        wanted = max(PROBES, limit)
+        if len(docs) < limit:
+            return None
+        probes = docs if len(docs) <= wanted else docs[np.argpartition(-partial, wanted)[:wanted]]
+        probes.sort()
+        memo: Memo = {}  # the other groups' shorter lists, merged once (`_values_at`)
+        scores = self._exact(groups, merged, probes, memo)
+        unit = 10 ** SCORE_DIGITS
+        key = np.round(scores * unit).astype(np.int64)
+        floor = (int(np.partition(key, len(key) - limit)[len(key) - limit]) - 0.5) / unit  # a score rounding lower
+        best = {i: max((posting.best() * match * step for posting, match, step in groups[i]), default=0.0)
+                for i in range(count) if i not in merged}
+        skipped, ceiling, spent = [], 0.0, sum(costs[i] for i in cheap)
+        for i in sorted((i for i in range(count) if i not in merged), key=lambda i: -costs[i]):
+            if (ceiling + best[i]) / count + 1e-9 < floor:
+                skipped.append(i)
+                ceiling += best[i]
+            else:
+                spent += costs[i]
+                if spent > MAX_MERGED:
+                    return None
+                merged[i] = self.group_of(groups[i])
+        if not skipped:
+            return None
+        candidates, partial = self._partial(merged)
+        probed: dict[int, np.ndarray] = {}
+        for i in [*skipped, None]:  # the skipped groups probed one by one, the candidates fewer after each
+            keep = (partial + ceiling) / count + 1e-9 >= floor
+            candidates, partial = candidates[keep], partial[keep]
+            probed = {j: values[keep] for j, values in probed.items()}
+            if i is not None:
+                probed[i] = self._values_at(groups[i], candidates, 0, memo, i)
+                partial, ceiling = partial + probed[i], ceiling - best[i]
+        return self.ranked(candidates, self._exact(groups, merged, candidates, memo, probed), limit)
+
+    def _partial(self, merged: dict[int, Group]) -> tuple[np.ndarray, np.ndarray]:
+        """The documents of some merged groups and the sum of their values in them."""
+        total = self._scratch()
+        touched = []
+        for docs, values in merged.values():
+            total[docs] += values
+            touched.append(docs)
+        docs = self._union(touched, total)
+        partial = total[docs]
+        total[docs] = 0.0
+        return docs, partial
+
+    def _exact(self, groups: list[list[Source]], merged: dict[int, Group], candidates: np.ndarray, memo: Memo,
+               probed: dict[int, np.ndarray] | None = None) -> np.ndarray:
+        """The mean over the groups of each candidate's value (as `combine` adds them: in group order): taken
+        from `probed` (values per candidate), looked up in the merged groups, or the group's lists probed."""
+        scores = np.zeros(len(candidates))
+        for i, sources in enumerate(groups):
+            if probed is not None and i in probed:
+                scores += probed[i]
+            elif i in merged:
+                docs, values = merged[i]
+                at, found = self._probe(docs, candidates)
+                scores += np.where(found, values[at], 0.0) if len(docs) else 0.0
+            else:
+                scores += self._values_at(sources, candidates, 0, memo, i)
+        return scores / len(groups)
 
     @staticmethod
     def head_cap(groups: list[list[Source]]) -> int:
@@ -414,7 +510,7 @@ class SearchIndex:
         return max(HEAD, min(MAX_HEAD, MAX_CANDIDATES // max(1, long)))
 
     def _top_of_heads(self, groups: list[list[Source]], limit: int, head: int,
-                      memo: dict[int, tuple[int, np.ndarray, np.ndarray]] | None = None) -> tuple[bool, list[Hit]]:
+                      memo: Memo | None = None) -> tuple[bool, list[Hit]]:
         share = 1.0 / len(groups)
 
         def mean(candidates: np.ndarray, values: list[np.ndarray]) -> tuple[np.ndarray, None]:
@@ -427,7 +523,7 @@ class SearchIndex:
         return exact, self.ranked(docs, scores, limit)
 
     def proven_top(self, groups: list[Weighted], limit: int, head: int, score: Scorer,
-                   memo: dict[int, tuple[int, np.ndarray, np.ndarray]] | None = None) -> tuple[bool, np.ndarray, np.ndarray]:
+                   memo: Memo | None = None) -> tuple[bool, np.ndarray, np.ndarray]:
         """Candidates from the first `head` documents (impact order) of each long list of the leading groups (all
         of a short one), their scores by `score` (which may also drop candidates: a filter), and whether that is
         proven to hold the best `limit` documents of all.
@@ -493,7 +589,7 @@ class SearchIndex:
         return best, max(lower, default=0.0), min(order for first, _, order in levels if first == best)
 
     def _values_at(self, sources: list[Source], candidates: np.ndarray, head: int,
-                   memo: dict[int, tuple[int, np.ndarray, np.ndarray]] | None = None, key: int = 0) -> np.ndarray:
+                   memo: Memo | None = None, key: int = 0) -> np.ndarray:
         """One group's best confidence for each candidate: the lists no longer than a few times the candidates
         merged (`group_of`) and looked up, a longer one probed for each candidate (binary search). With `memo`,
         the lists merged in the first round stay merged in `memo[key]`: a later round only probes the others."""

@@ -272,3 +272,31 @@ def test_a_query_of_many_long_lists_looks_at_most_at_max_candidates_documents(mo
     hits, _ = big.top("kuscheln wort5 sonne1 mond7", 10)  # four long lists (and more from the prefix sonne1 …)
     assert len(hits) == 10 and len(seen) > 1  # it had to grow, and stopped at the budget
     assert max(seen) <= 1200 and seen[-1] > seen[0]  # grown, but never beyond it
+
+
+def test_groups_that_cannot_lift_a_document_into_the_top_are_only_probed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pruned_top`: two words in every document beside two rare ones (titles); the common ones are probed at the rare
+    ones' documents, and the answer is the same as scoring everything."""
+    big = common(3000)
+    query = "kuscheln gemeinsam herz5 herz7"
+    docs, scores, _ = big.scored(query)
+    groups, _ = big.matched(query)
+    merged: list[int] = []
+    original = SearchIndex.group_of
+
+    def merging(self: SearchIndex, sources: list) -> tuple:
+        merged.append(sum(len(posting) for posting, _, _ in sources))
+        return original(self, sources)
+
+    monkeypatch.setattr(SearchIndex, "group_of", merging)
+    for limit in (1, 10, 50):
+        hits = big.pruned_top(groups, limit)
+        assert hits is not None
+        assert [(h.doc, h.score) for h in hits] == [(h.doc, h.score) for h in big.ranked(docs, scores, limit)]
+    assert merged and max(merged) * engine.SMALL_GROUP <= len(big.docs)  # the groups in every document never merged
+    rare = sum(len(posting) for sources in groups[2:] for posting, _, _ in sources)
+    monkeypatch.setattr(engine, "MAX_MERGED", rare - 1)  # fewer than the rare words' postings: the heads answer instead
+    assert big.pruned_top(groups, 10) is None
+    hits, total = big.top(query, 10)
+    assert total == len(docs)
+    assert [(h.doc, h.score) for h in hits] == [(h.doc, h.score) for h in big.ranked(docs, scores, 10)]

@@ -9,11 +9,13 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pytest
 
 from petgen.build.pipeline import build
 from petgen.content.synthetic import write_corpus
+from petgen.search.query import SearchIndex
 from petgen.search.stored import HEAD
 from runtime.builds.dist import Dist
 from runtime.understanding import understand
@@ -25,13 +27,25 @@ ADVERSARIAL = ["ab", "ei au oh", "a b c d e f g h i j k l m n o p q r s t", "aaa
 
 
 def built(root: Path, content: Path) -> tuple[Dist, Reference]:
+    """The build's engine, and a brute-force reference over its static index for browsers (documents and shards,
+    numbered in title order there) renumbered as the engine numbers its documents."""
     build(content, root / "dist", base_url="http://testserver")
-    index = orjson.loads((root / "dist" / "search" / "index.json").read_bytes())
+    read = lambda path: orjson.loads((root / "dist" / path.lstrip("/")).read_bytes())
+    index = read("/search/index.json")
+    docs = [doc for path in index["documents"]["files"] for doc in read(path)]
+    assert len(docs) == index["documents"]["count"] and all(len(read(path)) == index["documents"]["per_file"]
+                                                            for path in index["documents"]["files"][:-1])
+    dist = Dist.load(root / "dist")
+    number = {dist.search.docs[d][0]: d for d in range(len(dist.search.docs))}
+    engine = [number[slug] for slug, *_ in docs]  # the engine's number of each document of the static index
+    assert [int(dist.search.order[d]) for d in engine] == list(range(len(docs)))  # numbered in title order
     postings: dict[str, dict] = {"stems": {}, "words": {}, "parts": {}}
     for path in index["shards"].values():
-        for kind, terms in orjson.loads((root / "dist" / path.lstrip("/")).read_bytes()).items():
-            postings[kind].update(terms)
-    return Dist.load(root / "dist"), Reference({"docs": index["docs"], **postings})
+        for kind, terms in read(path).items():
+            for term, (ids, weights) in terms.items():
+                pairs = sorted(zip([engine[d] for d in ids], weights))
+                postings[kind][term] = [[d for d, _ in pairs], [w for _, w in pairs]]
+    return dist, Reference({"docs": [docs[rank] for rank in np.argsort(engine).tolist()], **postings})
 
 
 @pytest.fixture(scope="module", params=["bundled", "synthetic"])
@@ -74,6 +88,9 @@ def queries(reference: Reference, seed: int = 7) -> list[str]:
     found.append(" ".join(rng.choice(vocabulary) for _ in range(20)))
     common = sorted(vocabulary, key=lambda w: -len(reference.kinds["words"][w]))[:40]
     found += [" ".join(rng.sample(common, 20)), " ".join(common[:3]), " ".join(w[:3] for w in common[:6])]
+    for n in (1, 2, 3):  # words in (nearly) every document beside rarer ones: `SearchIndex.pruned_top`
+        found += [" ".join([*common[:n], *rng.sample(vocabulary, 5)]), " ".join([*rng.sample(vocabulary, 2), common[n]]),
+                  " ".join([*rng.sample(common, n), *rng.sample(common[20:], 3), *rng.sample(vocabulary, 12)])]
     return list(dict.fromkeys(q for q in found if q.strip()))
 
 
@@ -81,10 +98,20 @@ def hits(found: list) -> list[tuple[int, float]]:
     return [(h.doc, h.score) for h in found]
 
 
-def test_the_engine_answers_as_scoring_every_document(engines: tuple[Dist, Reference]) -> None:
+def test_the_engine_answers_as_scoring_every_document(engines: tuple[Dist, Reference],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     dist, reference = engines
     index = dist.search
     assert [index.docs[d] for d in range(len(index.docs))] == reference.docs
+    pruned = []
+    original = SearchIndex.pruned_top
+
+    def counting(self: SearchIndex, groups: list, limit: int) -> list | None:
+        found = original(self, groups, limit)
+        pruned.append(found is not None)
+        return found
+
+    monkeypatch.setattr(SearchIndex, "pruned_top", counting)
     checked = long = 0
     for q in queries(reference):
         scores = reference.scores(q)
@@ -98,6 +125,7 @@ def test_the_engine_answers_as_scoring_every_document(engines: tuple[Dist, Refer
         long += len(scores) > HEAD
         checked += 1
     assert checked > 250 and long > 5  # and some needed the bounded top-k's heads
+    assert sum(pruned) >= (10 if len(index.docs) > 1000 else 0), (sum(pruned), len(pruned))  # and its pruning
 
 
 def test_api_search_word_groups_answer_as_scoring_every_document(engines: tuple[Dist, Reference]) -> None:

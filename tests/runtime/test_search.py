@@ -71,7 +71,13 @@ def test_runtime_normalises_queries_as_the_build_did(dist: Path, monkeypatch: py
 
 def test_index_is_fetchable_without_the_runtime(client: TestClient) -> None:
     index = client.get("/search/index.json").json()
-    assert index["docs"][0][0] == "aeffchen"
+    documents = index["documents"]
+    first = client.get(documents["files"][0])  # documents in title order: the shortest titles first
+    assert first.headers["cache-control"] == "public, max-age=31536000, immutable"
+    titles = [title for _, title, _, _ in first.json()]
+    assert len(titles) == min(documents["count"], documents["per_file"]) and titles == sorted(titles, key=len)
+    assert titles[0] == "Apfel" and documents["count"] > (len(documents["files"]) - 1) * documents["per_file"]
+    assert len(client.get("/search/index.json").content) < 20_000  # shards and document files named, no documents
     shard_url = index["shards"]["ol"]
     shard = client.get(shard_url)
     assert shard.headers["cache-control"] == "public, max-age=31536000, immutable"

@@ -1,5 +1,6 @@
-/* Search in the page, without the runtime: reads the build's static index (/search/index.json and
-   the shards it lists, written by petgen/emit/searchindex.py) and ranks as petgen/search/query.py does (its
+/* Search in the page, without the runtime: reads the build's static index (/search/index.json, the
+   shards of the query's words and the document files of the hits it shows, written by
+   petgen/emit/searchindex.py) and ranks as petgen/search/query.py does (its
    constants come with the index: `scoring`), with the
    same normalisation (case, umlauts and ae/oe/ue folded to base letters, accents, stopwords), whole
    words, prefixes, compound parts and typos (1 edit from 4 letters, 2 from 8, same first letter). What
@@ -26,9 +27,6 @@
     const kept = found.filter((w) => !STOPWORDS.has(w));
     return [...new Set(kept.length ? kept : found)];
   }
-  function collationKey(title) {
-    return title.normalize("NFC").toLowerCase().replace(/[äöüß]/g, (c) => UMLAUTS[c]).normalize("NFKD").replace(/\p{M}/gu, "");
-  }
   /* Optimal string alignment distance (transpositions count 1), as rapidfuzz's OSA. */
   function osa(a, b) {
     const rows = [];
@@ -45,9 +43,9 @@
     return rows[a.length][b.length];
   }
 
-  /* The index: the manifest once, each shard once, when first needed. */
+  /* The index: the manifest once, each shard and each document file once, when first needed. */
   let manifest = null;
-  const shards = new Map();
+  const shards = new Map(), documentFiles = new Map();
   function loadManifest() {
     manifest = manifest || fetch("/search/index.json").then((r) => {
       if (!r.ok) throw new Error("search index: " + r.status);
@@ -67,6 +65,25 @@
       }));
     }
     return shards.get(key);
+  }
+
+  /* [slug, title, meaning, url] of some documents (numbered in title order), from their document files. */
+  async function documents(numbers, index) {
+    const { per_file: size, files } = index.documents;
+    const load = (k) => {
+      if (!documentFiles.has(k)) {
+        const file = fetch(files[k]).then((r) => {
+          if (!r.ok) throw new Error("search documents: " + r.status);
+          return r.json();
+        });
+        file.catch(() => documentFiles.delete(k));
+        documentFiles.set(k, file);
+      }
+      return documentFiles.get(k);
+    };
+    const loaded = new Map(await Promise.all([...new Set(numbers.map((n) => Math.floor(n / size)))]
+      .map(async (k) => [k, await load(k)])));
+    return numbers.map((n) => loaded.get(Math.floor(n / size))[n % size]);
   }
 
   /* One query word against every document: petgen/search/query.py `SearchIndex.postings` and `group_of`.
@@ -140,21 +157,20 @@
 
   /* A query: the best `limit` hits and the number of all. A document's score is the mean, over the query
      words that match anything, of its best confidence for each word (0 for a word it does not match);
-     ties go to the shorter title, then the alphabetical one: petgen/search/query.py `combine`, `ranked`. */
+     ties go to the title first in title order, which is the document's number in the static index:
+     petgen/search/query.py `combine`, `ranked`. Only the document files of the hits shown are fetched. */
   async function search(query, { limit = 8 } = {}) {
     const index = await loadManifest();
     const matches = (await Promise.all(analyze(query).map((w) => matchWord(w, index)))).filter((m) => m.size);
     const sums = new Map();
     for (const best of matches) best.forEach((score, doc) => sums.set(doc, (sums.get(doc) || 0) + score));
-    const docs = index.docs, precision = 10 ** index.scoring.score_digits;
+    const precision = 10 ** index.scoring.score_digits;
     const ranked = [...sums].map(([doc, sum]) => [doc, sum / matches.length, Math.round(sum / matches.length * precision)]);
-    ranked.sort((a, b) => {
-      const [ta, tb] = [docs[a[0]][1], docs[b[0]][1]];
-      const [ka, kb] = [collationKey(ta), collationKey(tb)];
-      return b[2] - a[2] || ta.length - tb.length || (ka < kb ? -1 : ka > kb ? 1 : ta < tb ? -1 : ta > tb ? 1 : 0);
-    });
-    const items = ranked.slice(0, limit).map(([doc, score]) => {
-      const [slug, title, meaning, url] = docs[doc];
+    ranked.sort((a, b) => b[2] - a[2] || a[0] - b[0]);
+    const best = ranked.slice(0, limit);
+    const found = await documents(best.map(([doc]) => doc), index);
+    const items = best.map(([, score], i) => {
+      const [slug, title, meaning, url] = found[i];
       return { slug, title, meaning, url: localUrl(url), score: Math.round(Math.min(1, score) * 1000) / 1000 };
     });
     return { query, total: ranked.length, items };
