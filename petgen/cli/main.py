@@ -270,7 +270,6 @@ def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: P
     import orjson
 
     from petgen.build.dist import is_stale
-    from petgen.build.pipeline import build as run_build
     from petgen.emit.redirects import parse_runtime_origin
 
     try:
@@ -286,6 +285,8 @@ def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: P
         except (OSError, ValueError):
             stale = True
     if stale:
+        from petgen.build.pipeline import build as run_build  # the whole build: only when there is one to run
+
         if not content_dir.is_dir():
             raise click.ClickException(f"{dist_dir} is not built and there is no content directory {content_dir}; "
                                        "pass --content DIR")
