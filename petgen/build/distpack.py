@@ -17,6 +17,7 @@ runtime maps them (runtime/builds/routes.py, summaries.py): a load does no work 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,8 @@ import orjson
 
 from petgen.content.model import EVERY_REGION, FILTER_FACETS, SUPRAREGIONAL
 from petgen.contract.resources import LIST_FILTERS
-from petgen.search.packfile import write_pack
+from petgen.build.dist import MANIFEST
+from petgen.search.packfile import Pack, write_pack
 
 ROUTE_PACK = "_routes.pack"
 SUMMARY_PACK = "_data/summaries.pack"
@@ -80,6 +82,17 @@ def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any]) -> b
     arrays["targets"] = targets[order].astype(np.uint32)
     extra = {str(n): info["headers"] for n, info in enumerate(infos) if info.get("headers")}
     return write_pack(arrays, {"manifest": manifest, "types": types, "extra": extra})
+
+
+def built_manifest(dist: Path) -> dict[str, Any]:
+    """The manifest of the build in `dist` without its routes: from the header of its route pack (a
+    parse of the whole `_manifest.json` takes half a second at 50,000 entries), else from the JSON."""
+    try:
+        return Pack.open(dist / ROUTE_PACK).meta["manifest"]  # type: ignore[no-any-return]
+    except FileNotFoundError:
+        manifest = orjson.loads((dist / MANIFEST).read_bytes())
+        manifest.pop("routes", None)
+        return manifest  # type: ignore[no-any-return]
 
 
 def documents_by_value(items: list[Summary], field: str) -> dict[str, list[int]]:
