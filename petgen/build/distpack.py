@@ -3,7 +3,7 @@
 `_manifest.json` and `_data/index.json` stay for every other reader; beside them the build writes
 
 - `_routes.pack`: the manifest's routes as flat arrays (paths, files, ETags as string tables; a
-  content type number per route; the extra headers and the rest of the manifest in the header),
+  content type number per route; the extra headers, the rest of the manifest and its size in the header),
   plus a lookup table: the sorted `route_hash` of every path the runtime answers (a clean route,
   or a hashed file path) and, for each, the route it belongs to;
 - `_data/summaries.pack`: the name summaries (each its JSON text, in list order), their slugs and
@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import orjson
 
+from petgen.build.dist import MANIFEST
 from petgen.content.model import EVERY_REGION, FILTER_FACETS, SUPRAREGIONAL
 from petgen.contract.resources import LIST_FILTERS
-from petgen.build.dist import MANIFEST
 from petgen.search.packfile import Pack, write_pack
 
 ROUTE_PACK = "_routes.pack"
@@ -57,8 +57,10 @@ def strings(arrays: dict[str, np.ndarray], name: str, values: list[str]) -> None
     arrays[name], arrays[f"{name}_offsets"] = string_table(values)
 
 
-def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any]) -> bytes:
-    """`_routes.pack` of a build whose manifest is `manifest` (without routes) and `routes`."""
+def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any], manifest_size: int | None = None) -> bytes:
+    """`_routes.pack` of a build whose manifest is `manifest` (without routes) and `routes`, written in
+    `manifest_size` bytes: the runtime checks that size, so that a manifest and a route table of
+    different builds (or a broken manifest) are not loaded together."""
     paths, infos = list(routes), list(routes.values())
     files = [info["file"] for info in infos]
     types = sorted({info["type"] for info in infos})
@@ -81,7 +83,7 @@ def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any]) -> b
     arrays["hashes"] = keys[order]
     arrays["targets"] = targets[order].astype(np.uint32)
     extra = {str(n): info["headers"] for n, info in enumerate(infos) if info.get("headers")}
-    return write_pack(arrays, {"manifest": manifest, "types": types, "extra": extra})
+    return write_pack(arrays, {"manifest": manifest, "manifestSize": manifest_size, "types": types, "extra": extra})
 
 
 def built_manifest(dist: Path) -> dict[str, Any]:

@@ -100,6 +100,8 @@ class Dist:
         try:
             build = BuildDir(root)
             table = RouteTable(mapped(build, ROUTE_PACK, lambda: route_pack_of(build)))
+            if table.pack.meta.get("manifestSize") not in (None, build.size(MANIFEST)):
+                raise ValueError(f"{MANIFEST} is not the one written with {ROUTE_PACK}")
             manifest = dict(table.manifest)
             search = SearchIndex.load(build.path / table.file_of(ENGINE_ROUTE))  # through the handle: the same build
             summaries = mapped(build, SUMMARY_PACK, lambda: Pack(summary_pack(orjson.loads(build.read(manifest["data"])))))
