@@ -17,8 +17,9 @@ runs and rebuilt only when petgen changed; 50,000 entries take minutes), then st
 - at the restart, RSS at first 200, and RSS after one request to every surface (a computed list page, /api/search,
   /ask, an MCP initialize and tools/call), of the serving process (the granian worker; uvicorn
   serves in the `petgen serve` process) and of all its processes together;
-- in a separate process, what `Dist.load` holds: RSS after the imports of the runtime, and what the
-  search index adds (`runtime.dist.load_search_index` alone) against the rest of the load.
+- in a separate process: the seconds `import runtime.app` takes, whether the MCP SDK is imported
+  with it (or what importing it adds later, when /mcp is loaded), what `Dist.load` holds and takes,
+  and what the search index adds (`runtime.builds.dist.load_search_index` alone).
 
 Both codes are compiled to bytecode first, as an installed package is.
 `--before REF` measures the code of a git revision the same way in the same run (`git archive REF`
@@ -54,14 +55,16 @@ LOAD_PROBE = """
 import gc, sys, time
 from pathlib import Path
 def rss(): return int(open('/proc/self/statm').read().split()[1]) * 4096 / 1e6
-start = rss()
 t = time.perf_counter()
-import mcp.server.mcpserver, mcp_types
-mcp_s, mcp_mb = time.perf_counter() - t, rss() - start
 import runtime.app
 imports_s = time.perf_counter() - t
+mcp_at_start = "mcp" in sys.modules
 from runtime.builds.dist import Dist, load_search_index
 import orjson
+gc.collect(); imported = rss()
+t = time.perf_counter()
+import mcp.server.mcpserver, mcp_types  # what loading /mcp adds, unless imported at start
+mcp_s, mcp_mb = time.perf_counter() - t, rss() - imported
 gc.collect(); imported = rss()
 root = Path(sys.argv[1])
 try:
@@ -76,6 +79,7 @@ base = rss()
 t = time.perf_counter(); index = load_search_index(root, manifest); search = time.perf_counter() - t
 gc.collect()
 print(orjson.dumps({"imports": imported, "imports_s": imports_s, "mcp": mcp_mb, "mcp_s": mcp_s,
+                    "mcp_at_start": mcp_at_start,
                     "loaded": loaded - imported, "load_s": load,
                     "search": rss() - base, "search_s": search}).decode())
 """
@@ -261,16 +265,18 @@ def render(rows: list, args: argparse.Namespace) -> str:  # type: ignore[type-ar
     lines = [f"Run of {dt.date.today().isoformat()} ({versions()}), `{command}`:", "",
              "| entries | code | server | first 200: first start | webhook baseline | restart | RSS at first 200 "
              "| RSS after every surface | all processes "
-             "| imports (MCP SDK) | `Dist.load` | of which search index |",
-             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    # imports: RSS and seconds of `import runtime.app` in a fresh interpreter (the MCP SDK's share
-    # apart); Dist.load: what it holds, search index included; search index: `load_search_index` alone.
+             "| imports at start | MCP SDK | `Dist.load` | of which search index |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    # imports: seconds of `import runtime.app` in a fresh interpreter; MCP SDK: imported with it, or what
+    # importing it adds later; Dist.load: what it holds, search index included; search index:
+    # `load_search_index` alone.
     for size, code, server, m, parts in rows:
+        mcp = "imported at start" if parts["mcp_at_start"] else f"after the first answer: {parts['mcp_s']:.2f} s"
         lines.append(f"| {size:,} | {code} | {server} | **{m['first_start']:.2f} s** | {m['baseline']:.2f} s | "
                      f"**{m['first']:.2f} s** | "
                      f"{m['rss_first']:.0f} MB | "
-                     f"**{m['rss']:.0f} MB** | {m['rss_all']:.0f} MB | {parts['imports']:.0f} MB, {parts['imports_s']:.2f} s "
-                     f"({parts['mcp']:.0f} MB, {parts['mcp_s']:.2f} s) | "
+                     f"**{m['rss']:.0f} MB** | {m['rss_all']:.0f} MB | {parts['imports_s']:.2f} s | "
+                     f"{mcp} | "
                      f"{parts['loaded']:.0f} MB ({parts['load_s']:.2f} s) | "
                      f"{parts['search']:.0f} MB ({parts['search_s']:.2f} s) |")
     return "\n".join(lines) + "\n"
