@@ -3,19 +3,25 @@
     python bench/runtime_memory.py [--sizes 256,10000,50000] [--servers uvicorn,granian] [--before main]
                                    [--write-docs]
 
-Builds each synthetic corpus once (`petgen/content/synthetic.py`; bench/out/runtime/<N>/dist, kept between
-runs; 50,000 entries take about 2 minutes), then starts `petgen serve --server S` on it with a fresh
-state directory, one worker, no access log, and measures:
+Builds each synthetic corpus once (`bench/corpus.py`: bench/out/dists/<N>-<key>/dist, kept between
+runs and rebuilt only when petgen changed; 50,000 entries take minutes), then starts `petgen serve
+--server S` on it, one worker, no access log, and measures:
 
 - first 200: seconds from starting the command to the first 200 of `GET /api/names/{slug}`
-  (polled every 20 ms), at a first start (a fresh state directory: the runtime derives the webhook
-  baseline of the build before it serves) and at a restart on the same state directory;
+  (polled every 20 ms), at a first start (a fresh state directory) and at a restart on the same
+  state directory;
+- webhook baseline: at the first start, seconds from starting the command until the webhook store
+  in the state directory holds the baseline of the build (this checkout derives it after the first
+  answer; before, the runtime derived it before it served). The first-start process is stopped
+  only then, so the restart finds the baseline and derives nothing;
 - at the restart, RSS at first 200, and RSS after one request to every surface (a computed list page, /api/search,
   /ask, an MCP initialize and tools/call), of the serving process (the granian worker; uvicorn
   serves in the `petgen serve` process) and of all its processes together;
-- in a separate process, what `Dist.load` holds: RSS after the imports of the runtime, and what the
-  search index adds (`runtime.dist.load_search_index` alone) against the rest of the load.
+- in a separate process: the seconds `import runtime.app` takes, whether the MCP SDK is imported
+  with it (or what importing it adds later, when /mcp is loaded), what `Dist.load` holds and takes,
+  and what the search index adds (`runtime.builds.dist.load_search_index` alone).
 
+Both codes are compiled to bytecode first, as an installed package is.
 `--before REF` measures the code of a git revision the same way in the same run (`git archive REF`
 into bench/out/runtime/src-REF, run with PYTHONPATH pointing there), alternating with this checkout.
 `--write-docs` replaces the table between the markers in docs/benchmarks.md with this run's.
@@ -27,6 +33,7 @@ import argparse
 import datetime as dt
 import os
 import platform
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -35,10 +42,11 @@ from pathlib import Path
 
 import httpx
 import orjson
+from corpus import built_dist
 from servers import free_port, stop
 
 REPO = Path(__file__).resolve().parent.parent
-OUT = REPO / "bench" / "out" / "runtime"
+OUT = REPO / "bench" / "out" / "runtime"  # the code of other revisions (--before)
 DOCS = REPO / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- runtime_memory.py: begin -->", "<!-- runtime_memory.py: end -->"
 BASE_URL = "http://127.0.0.1"
@@ -47,14 +55,16 @@ LOAD_PROBE = """
 import gc, sys, time
 from pathlib import Path
 def rss(): return int(open('/proc/self/statm').read().split()[1]) * 4096 / 1e6
-start = rss()
 t = time.perf_counter()
-import mcp.server.mcpserver, mcp_types
-mcp_s, mcp_mb = time.perf_counter() - t, rss() - start
 import runtime.app
 imports_s = time.perf_counter() - t
+mcp_at_start = "mcp" in sys.modules
 from runtime.builds.dist import Dist, load_search_index
 import orjson
+gc.collect(); imported = rss()
+t = time.perf_counter()
+import mcp.server.mcpserver, mcp_types  # what loading /mcp adds, unless imported at start
+mcp_s, mcp_mb = time.perf_counter() - t, rss() - imported
 gc.collect(); imported = rss()
 root = Path(sys.argv[1])
 try:
@@ -69,25 +79,26 @@ base = rss()
 t = time.perf_counter(); index = load_search_index(root, manifest); search = time.perf_counter() - t
 gc.collect()
 print(orjson.dumps({"imports": imported, "imports_s": imports_s, "mcp": mcp_mb, "mcp_s": mcp_s,
+                    "mcp_at_start": mcp_at_start,
                     "loaded": loaded - imported, "load_s": load,
                     "search": rss() - base, "search_s": search}).decode())
 """
 
 
 def dist_for(size: int) -> Path:
-    """The build of `size` synthetic entries, made once."""
-    root = OUT / str(size)
-    dist = root / "dist"
-    if (dist / "_manifest.json").exists():
-        return dist
-    from petgen.build.pipeline import build
-    from petgen.content.synthetic import write_corpus
+    """The build of `size` synthetic entries (bench/corpus.py: made once, in bench/out/dists/)."""
+    return built_dist(size, log=lambda text: print(text, file=sys.stderr))
 
-    started = time.perf_counter()
-    write_corpus(root / "content", size, taxonomy_from=REPO / "content")
-    build(root / "content", dist, base_url=BASE_URL, cache_dir=root / "cache")
-    print(f"built {size} entries in {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    return dist
+
+def baseline_recorded(state: str, source: str) -> bool:
+    """Whether the webhook store in `state` holds the baseline of the build `source` (read with sqlite3, so
+    that any revision's runtime can be measured)."""
+    try:
+        with sqlite3.connect(f"file:{Path(state) / 'webhooks.sqlite3'}?mode=ro", uri=True) as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'source'").fetchone()
+    except sqlite3.Error:
+        return False
+    return row is not None and row[0] == source
 
 
 def source_of(ref: str) -> Path:
@@ -169,10 +180,18 @@ def start(dist: Path, server: str, src: Path | None, state: str, slug: str) -> t
 def measure(dist: Path, server: str, src: Path | None) -> dict[str, float]:
     """A first start (fresh state directory: the webhook baseline is derived before serving), then a
     restart on the same state, whose memory is measured."""
-    items = orjson.loads((dist / orjson.loads((dist / "_manifest.json").read_bytes())["data"]).read_bytes())["items"]
+    manifest = orjson.loads((dist / "_manifest.json").read_bytes())
+    items = orjson.loads((dist / manifest["data"]).read_bytes())["items"]
     slug = items[len(items) // 2]["slug"]
     with tempfile.TemporaryDirectory() as state:
+        started = time.perf_counter()
         proc, first_start, _ = start(dist, server, src, state, slug)
+        while not baseline_recorded(state, manifest["sourceHash"]):  # derived after the first answer, or before
+            if proc.poll() is not None or time.perf_counter() - started > 300:
+                stop(proc)
+                raise SystemExit(f"{server} recorded no webhook baseline of {dist}")
+            time.sleep(0.05)
+        baseline = time.perf_counter() - started
         stop(proc)
         proc, first, port = start(dist, server, src, state, slug)
         try:
@@ -183,7 +202,7 @@ def measure(dist: Path, server: str, src: Path | None) -> dict[str, float]:
             after = rss_of(group(proc.pid))
         finally:
             stop(proc)
-    return {"first_start": first_start, "first": first, "rss_first": max(at_first), "rss": max(after),
+    return {"first_start": first_start, "baseline": baseline, "first": first, "rss_first": max(at_first), "rss": max(after),
             "rss_all": sum(after)}
 
 
@@ -215,6 +234,9 @@ def main() -> None:
     codes: list[tuple[str, Path | None]] = [("this checkout", None)]
     if args.before:
         codes.insert(0, (f"before ({args.before})", source_of(args.before)))
+    for _, src in codes:  # as installed: bytecode compiled (PYTHONDONTWRITEBYTECODE would recompile at every start)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", "petgen", "runtime"], cwd=src or REPO,
+                       check=True, stdout=subprocess.DEVNULL)
     rows = []
     for size in sizes:
         dist = dist_for(size)
@@ -223,7 +245,8 @@ def main() -> None:
             for server in servers:
                 m = measure(dist, server, src)
                 rows.append((size, code, server, m, parts))
-                print(f"{size:>6} {code:<18} {server:<8} first 200 {m['first_start']:6.2f} s (first start), "
+                print(f"{size:>6} {code:<18} {server:<8} first 200 {m['first_start']:6.2f} s (first start; "
+                      f"baseline after {m['baseline']:.2f} s), "
                       f"{m['first']:6.2f} s (restart); RSS {m['rss_first']:6.0f} MB "
                       f"at first 200, {m['rss']:6.0f} MB after every surface ({m['rss_all']:.0f} MB all processes); "
                       f"search index {parts['search']:.0f} MB", flush=True)
@@ -240,17 +263,20 @@ def main() -> None:
 def render(rows: list, args: argparse.Namespace) -> str:  # type: ignore[type-arg]
     command = "python bench/runtime_memory.py" + (f" --before {args.before}" if args.before else "") + " --write-docs"
     lines = [f"Run of {dt.date.today().isoformat()} ({versions()}), `{command}`:", "",
-             "| entries | code | server | first 200: first start | restart | RSS at first 200 "
+             "| entries | code | server | first 200: first start | webhook baseline | restart | RSS at first 200 "
              "| RSS after every surface | all processes "
-             "| imports (MCP SDK) | `Dist.load` | of which search index |",
-             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    # imports: RSS and seconds of `import runtime.app` in a fresh interpreter (the MCP SDK's share
-    # apart); Dist.load: what it holds, search index included; search index: `load_search_index` alone.
+             "| imports at start | MCP SDK | `Dist.load` | of which search index |",
+             "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    # imports: seconds of `import runtime.app` in a fresh interpreter; MCP SDK: imported with it, or what
+    # importing it adds later; Dist.load: what it holds, search index included; search index:
+    # `load_search_index` alone.
     for size, code, server, m, parts in rows:
-        lines.append(f"| {size:,} | {code} | {server} | {m['first_start']:.2f} s | **{m['first']:.2f} s** | "
+        mcp = "imported at start" if parts["mcp_at_start"] else f"after the first answer: {parts['mcp_s']:.2f} s"
+        lines.append(f"| {size:,} | {code} | {server} | **{m['first_start']:.2f} s** | {m['baseline']:.2f} s | "
+                     f"**{m['first']:.2f} s** | "
                      f"{m['rss_first']:.0f} MB | "
-                     f"**{m['rss']:.0f} MB** | {m['rss_all']:.0f} MB | {parts['imports']:.0f} MB, {parts['imports_s']:.2f} s "
-                     f"({parts['mcp']:.0f} MB, {parts['mcp_s']:.2f} s) | "
+                     f"**{m['rss']:.0f} MB** | {m['rss_all']:.0f} MB | {parts['imports_s']:.2f} s | "
+                     f"{mcp} | "
                      f"{parts['loaded']:.0f} MB ({parts['load_s']:.2f} s) | "
                      f"{parts['search']:.0f} MB ({parts['search_s']:.2f} s) |")
     return "\n".join(lines) + "\n"

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import anyio.to_thread
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -32,7 +33,6 @@ from runtime.clients.botauth import BotVerifier
 from runtime.clients.netlify import SignedProxy
 from runtime.clients.nonces import NonceCache
 from runtime.clients.ratelimit import RateLimitMiddleware
-from runtime.clients.sharedcounter import SharedWindowCounter
 from runtime.clients.sharedstore import SharedStore
 from runtime.health import Health, content_probe
 from runtime.http.cors import CORSMiddleware
@@ -59,6 +59,7 @@ FAST_METHODS = frozenset({"GET", "HEAD"})
 # The endpoints that answer POST only (CORS preflights say so); with a trailing slash, a POST is a 308 to them.
 POST_PATHS = frozenset({"/ask", "/mcp", "/ask/", "/mcp/"})
 DYNAMIC_PATHS = frozenset({"/api/names", "/api/status"})  # their query string or the clock matters
+AFTER_START = 2.0  # seconds after which the work held back at start begins even if no request came
 ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
 # Paths whose every answer is JSON, errors included (human pages answer an HTML 404 instead).
 NO_STORE = {"cache-control": "no-store"}  # an answer computed for this request (/ask)
@@ -378,7 +379,10 @@ class PetgenApp:
         limit_malloc_arenas()  # before the runtime starts threads (runtime/builds/dist.py)
         self.runtime = Runtime(settings)
         self.webhooks = Webhooks.from_settings(settings)
+        self.webhooks.hold_first()  # the dist loaded now is derived once the server has answered (`_after_start`)
         self.runtime.when_loaded(self.webhooks.dist_loaded)  # the first start records the baseline
+        self._answered = False  # set after the first response: the work held back at start may begin
+        self._answer: anyio.Event | None = None
         self.runtime.health.add_report("webhooks", self.webhooks.report)
         self.watcher = DistWatcher(settings.dist, self.runtime.reload, lambda: self.runtime.loaded_stamp,
                                    interval=settings.dist_poll)
@@ -398,6 +402,8 @@ class PetgenApp:
                                              signed_proxy=SignedProxy(settings.netlify_signing_secret)
                                              if settings.netlify_signing_secret else None)
         if self.shared is not None:
+            from runtime.clients.sharedcounter import SharedWindowCounter  # redis: only with a Redis URL
+
             self.ratelimit.shared = SharedWindowCounter(self.shared, self.ratelimit.store)
         # CORS outermost: even a 429 can be read by a browser; on /mcp, a 429 or 413 is a JSON-RPC error too.
         self.cors = CORSMiddleware(McpErrorEnvelope(self.ratelimit), allowed_origins=settings.allowed_origins,
@@ -431,6 +437,23 @@ class PetgenApp:
             await self._lifespan(receive, send)
             return
         await self.observed(scope, receive, send)
+        if not self._answered:
+            self._answered = True
+            if self._answer is not None:
+                self._answer.set()
+
+    async def _after_start(self, work: Callable[[], Awaitable[Any]]) -> None:
+        """Run `work` once the server has answered its first request, or AFTER_START seconds after the
+        lifespan began if none came: what the first answer does not need (importing the MCP SDK, the
+        webhook baseline) must not compete with it for the interpreter."""
+        if not self._answered:
+            self._answer = self._answer or anyio.Event()
+            with anyio.move_on_after(AFTER_START):
+                await self._answer.wait()
+        await work()
+
+    async def _release_webhooks(self) -> None:
+        await anyio.to_thread.run_sync(self.webhooks.release)
 
     async def _serve(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         """Fast lane for static GET/HEAD (the hot path): the same headers as the middleware stack adds,
@@ -486,7 +509,7 @@ class PetgenApp:
             if mcp.server is not None:  # loaded by a request before this lifespan began
                 await self._tasks.start(self._run_mcp, mcp.server)
             else:
-                self._tasks.start_soon(mcp.ready)
+                self._tasks.start_soon(self._after_start, mcp.ready)
 
     async def _mcp_loaded(self, server: Any) -> None:
         if self._tasks is not None:
@@ -507,6 +530,7 @@ class PetgenApp:
             if self.runtime.dist is not None:
                 await self._start_surfaces()
             await tasks.start(self.webhooks.run)  # the delivery worker
+            tasks.start_soon(self._after_start, self._release_webhooks)  # the build loaded at start
             await tasks.start(self.watcher.run)  # new builds: SIGHUP and dist/_manifest.json
             await send({"type": "lifespan.startup.complete"})
             await receive()  # lifespan.shutdown

@@ -16,11 +16,13 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "petgen.contract": ("petgen.contract", "petgen.content"),
     "petgen.search": ("petgen.search", "petgen.content.text"),
     "petgen.emit": ("petgen.emit", "petgen.content", "petgen.contract", "petgen.search", "petgen.__init__",
-                    "petgen.build.dist", "petgen.build.cache", "petgen.build.incremental"),  # the writers
+                    "petgen.build.dist", "petgen.build.distpack", "petgen.build.cache",
+                    "petgen.build.incremental"),  # the writers
     "petgen.build": ("petgen.build", "petgen.content", "petgen.contract", "petgen.search", "petgen.emit",
                      "petgen.__init__"),
     "petgen.cli": ("petgen", "runtime"),  # the commands start the runtime and the webhook tools
-    "runtime": ("runtime", "petgen.content", "petgen.contract", "petgen.search", "petgen.build.dist"),
+    "runtime": ("runtime", "petgen.content", "petgen.contract", "petgen.search", "petgen.build.dist",
+                "petgen.build.distpack"),  # the dist's format: what the build writes for the runtime
 }
 MAX_LINES = 700  # small enough to read in one sitting
 

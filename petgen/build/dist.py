@@ -183,9 +183,13 @@ class DistWriter:
 
     def write_manifest(self, extra: dict[str, Any]) -> None:
         """Write `_manifest.json`, then the CDN's `_redirects` and `_headers`, all from the same map."""
+        from petgen.build.distpack import ROUTE_PACK, route_pack  # not at the top: petgen.content imports this module
+
         routes = dict(sorted(self.routes.items()))
         manifest = {**extra, "routes": routes}
-        self._write(MANIFEST, orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
+        text = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
+        self._write(MANIFEST, text)
+        self._write(ROUTE_PACK, route_pack(routes, extra, len(text)))  # the same routes, as the runtime maps them
         self._write("_redirects", render_redirects(routes, extra.get("runtime_origin"),
                                                          bool(extra.get("signed_proxies"))).encode())
         self._write("_headers", render_headers(routes).encode())

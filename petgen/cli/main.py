@@ -267,10 +267,8 @@ def _settings(dist_dir: Path, state_dir: Path, rate_limit: int,  # type: ignore[
 def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: Path | None = None) -> None:
     """Build when dist is missing, older than the content, or made for another base URL or runtime origin
     (PETGEN_RUNTIME_ORIGIN, as for `petgen build`: behind a CDN the runtime serves the dist the CDN got)."""
-    import orjson
-
     from petgen.build.dist import is_stale
-    from petgen.build.pipeline import build as run_build
+    from petgen.build.distpack import built_manifest
     from petgen.emit.redirects import parse_runtime_origin
 
     try:
@@ -281,11 +279,13 @@ def _ensure_built(content_dir: Path, dist_dir: Path, base_url: str, cache_dir: P
     stale = is_stale(content_dir, dist_dir) if content_dir.is_dir() else not manifest.exists()
     if not stale:
         try:
-            built = orjson.loads(manifest.read_bytes())
+            built = built_manifest(dist_dir)
             stale = (built.get("base_url"), built.get("runtime_origin")) != (base_url.rstrip("/"), runtime_origin)
         except (OSError, ValueError):
             stale = True
     if stale:
+        from petgen.build.pipeline import build as run_build  # the whole build: only when there is one to run
+
         if not content_dir.is_dir():
             raise click.ClickException(f"{dist_dir} is not built and there is no content directory {content_dir}; "
                                        "pass --content DIR")

@@ -8,6 +8,7 @@ from functools import partial
 import orjson
 
 from petgen.build.dist import DistWriter, unit_key
+from petgen.build.distpack import SUMMARY_PACK, summary_pack
 from petgen.content.bots import runtime_bots
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Category, Entry, Site
@@ -124,3 +125,4 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "bots": runtime_bots(kb.bots),
     }
     writer.add_file(None, DATA_FILE, encode(data), "application/json")
+    writer.add_file(None, SUMMARY_PACK, summary_pack(data), "application/octet-stream")  # what the runtime maps

@@ -46,7 +46,7 @@ DYNAMIC = ("/api/status", "/api/search", "/ask", "/mcp", "/webhooks/*")
 # canonical slugs (`/api/names/Bärchen`, `/names/Bärchen/`), 308s to paths without a trailing slash.
 FALLBACK = ("/api/*", "/.well-known/*", "/names/*")
 # Files of dist/ that the runtime reads but that are no part of the site.
-INTERNAL = ("/_manifest.json", "/_data/*")
+INTERNAL = ("/_manifest.json", "/_routes.pack", "/_data/*")
 # The parameters a path's runtime answers (its other parameters are 400s); precomputed routes name a subset.
 QUERY_PARAMS = {"/api/names": LIST_PARAMS}
 

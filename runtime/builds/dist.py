@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,9 +19,11 @@ import numpy as np
 import orjson
 
 from petgen.build.dist import MANIFEST
+from petgen.build.distpack import ROUTE_PACK, SUMMARY_PACK, route_pack, summary_pack
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import Site
 from petgen.search.index import words
+from petgen.search.packfile import Pack
 from petgen.search.query import SearchIndex
 from petgen.search.stored import ENGINE_ROUTE
 from runtime.builds.files import BuildDir, Headers, LargeFile, Routes, StaticFile, prepared_file
@@ -92,17 +95,19 @@ class Dist:
 
     @classmethod
     def load(cls, root: Path, static_cache: int = STATIC_CACHE) -> Dist:
-        """Read the manifest, the summaries and the search index (not the files the routes name); raise
+        """Map the route table, the summaries and the search index (not the files the routes name); raise
         DistNotFound if dist is unusable."""
         try:
             build = BuildDir(root)
-            manifest = orjson.loads(build.read(MANIFEST))
-            search = load_search_index(build.path, manifest)  # through the handle: the same build
-            table = RouteTable(manifest.pop("routes"))  # the parsed routes are dropped before the next parse
-            data = orjson.loads(build.read(manifest["data"]))
+            table = RouteTable(mapped(build, ROUTE_PACK, lambda: route_pack_of(build)))
+            if table.pack.meta.get("manifestSize") not in (None, build.size(MANIFEST)):
+                raise ValueError(f"{MANIFEST} is not the one written with {ROUTE_PACK}")
+            manifest = dict(table.manifest)
+            search = SearchIndex.load(build.path / table.file_of(ENGINE_ROUTE))  # through the handle: the same build
+            summaries = mapped(build, SUMMARY_PACK, lambda: Pack(summary_pack(orjson.loads(build.read(manifest["data"])))))
+            data = summaries.meta["data"]
             aliases = {slug: (facet[0], facet[1]) for slug, facet in data["aliases"].items()}
-            vocabulary = {"category": data["categories"], "mood": data["moods"], **data["facets"]}
-            items = Summaries(data.pop("items"), vocabulary, aliases)
+            items = Summaries(summaries)
             not_found = build.read(manifest["notFound"])
         except (OSError, KeyError, ValueError) as exc:
             raise DistNotFound(f"{root} is not a complete build ({exc}); run `petgen build`") from exc
@@ -139,6 +144,20 @@ def trim_heap() -> None:
         ctypes.CDLL(None).malloc_trim(0)
     except (OSError, AttributeError):  # not glibc
         pass
+
+
+def mapped(build: BuildDir, name: str, otherwise: Callable[[], Pack]) -> Pack:
+    """The pack file `name` of the build, mapped into memory; for a build written before there were
+    such files, `otherwise()`: the same arrays made from its JSON, in memory."""
+    try:
+        return Pack.open(build.path / name)
+    except FileNotFoundError:
+        return otherwise()
+
+
+def route_pack_of(build: BuildDir) -> Pack:
+    manifest = orjson.loads(build.read(MANIFEST))
+    return Pack(route_pack(manifest.pop("routes"), manifest))
 
 
 def load_search_index(root: Path, manifest: dict[str, Any]) -> SearchIndex:

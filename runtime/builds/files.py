@@ -91,6 +91,9 @@ class BuildDir:
         if not _lent or _lent[-1][1] is not self or _lent[-1][0] < now + LEND_SECONDS / 2:
             _lent.append((now + LEND_SECONDS, self))
 
+    def size(self, rel: str) -> int:
+        return os.stat(rel, dir_fd=self.fd).st_size
+
     def read(self, rel: str) -> bytes:
         fd = self.open(rel)
         try:

@@ -1,77 +1,47 @@
 """The name summaries of a build (`_data/index.json` `items`) as the runtime keeps them.
 
-As a list of dicts they took about 2 KB per entry (100 MB at 50,000); here each is its JSON text
-in one shared buffer (about 400 bytes), decoded when a page or a tool needs it, plus for every list
-filter value (`category` `tiere`, `region` `*`, …) the documents that have it, as a sorted array.
-A list query intersects those arrays and decodes only the page it returns.
+The build writes them for the runtime into `_data/summaries.pack` (petgen/build/distpack.py): each
+summary's JSON text in one buffer, decoded when a page or a tool needs it, the slugs and titles as
+string tables, and for every list filter value (`category` `tiere`, `region` `*`, …) the documents
+that have it, as a sorted array. The runtime maps the file and reads it in place (a load does no
+work per entry; every worker shares the pages); a list query intersects those arrays and decodes
+only the page it returns.
 """
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
 import numpy as np
 import orjson
 
-from petgen.content.model import EVERY_REGION, FILTER_FACETS, SUPRAREGIONAL
-from petgen.contract.resources import LIST_FILTERS, Aliases
-from runtime.builds.routes import Strings
+from petgen.build.distpack import FIELD, documents_by_value
+from petgen.search.packfile import Pack
+from runtime.builds.routes import Strings, typed
 
 Summary = dict[str, Any]
 Key = tuple[str, str]  # a list filter and its value
-FIELD = {"category": "categories", "mood": "moods"}  # the summary field of a list filter, where named otherwise
-
-
-def documents_by_value(items: list[Summary], field: str) -> dict[str, list[int]]:
-    """Each value of a field (a slug or a list of slugs) -> the documents that have it, ascending, and
-    EVERY_REGION -> those with any value but SUPRAREGIONAL (as `facet_matches` has it)."""
-    found: dict[str, list[int]] = {}
-    every: list[int] = []
-    for doc, item in enumerate(items):
-        value = item.get(field)
-        if value is None:
-            continue
-        for v in (value,) if isinstance(value, str) else value:
-            docs = found.get(v)
-            if docs is None:
-                found[v] = [doc]
-            elif docs[-1] != doc:  # a value listed twice selects the item once
-                docs.append(doc)
-            if v != SUPRAREGIONAL and (not every or every[-1] != doc):
-                every.append(doc)
-    found.setdefault(EVERY_REGION, every)
-    return found
 
 
 class Summaries(Sequence[Summary]):
     """The summaries in list order, as a read-only sequence of dicts."""
 
-    def __init__(self, items: list[Summary], vocabulary: dict[str, list[str]], aliases: Aliases) -> None:
-        """`vocabulary`: every list filter's values (the categories, the moods, each facet's values)."""
-        encoded = list(map(orjson.dumps, items))
-        self.buffer = b"".join(encoded)
-        self.ends = array("Q", np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)),
-                                         dtype=np.uint64).tobytes())
-        del encoded
-        self.slug_list = Strings([item["slug"] for item in items])
-        self.title_list = Strings([item["title"] for item in items])
-        by_field = {field: documents_by_value(items, field) for field in ("categories", "moods", *FILTER_FACETS)}
-        self.docs: dict[Key, np.ndarray] = {}
-        for name in LIST_FILTERS:
-            for value in vocabulary.get(name, []):
-                field, wanted = FIELD.get(name, name), value
-                if name == "category" and value in aliases:  # holds the documents with its facet value
-                    field, wanted = aliases[value]
-                found = by_field[field].get(wanted, []) if field in by_field else self._scan(field, wanted)
-                self.docs[name, value] = np.array(found, dtype=np.uint32)
+    def __init__(self, pack: Pack) -> None:
+        self.buffer = pack.buffer
+        self.base = pack.offset("items")
+        self.ends = typed(pack, "ends", "Q")
+        self.slug_list = Strings(pack, "slugs")
+        self.title_list = Strings(pack, "titles")
+        docs = pack["docs"]
+        self.docs: dict[Key, np.ndarray] = {(name, value): docs[start:start + count]
+                                            for name, value, start, count in pack.meta["filters"]}
 
     def __len__(self) -> int:
         return len(self.ends)
 
     def raw(self, doc: int) -> bytes:
-        return self.buffer[self.ends[doc - 1] if doc else 0:self.ends[doc]]
+        return self.buffer[self.base + (self.ends[doc - 1] if doc else 0):self.base + self.ends[doc]]
 
     @overload
     def __getitem__(self, doc: int) -> Summary: ...

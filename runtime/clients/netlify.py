@@ -23,8 +23,6 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-import jwt
-
 SIGN_HEADER = b"x-nf-sign"
 CLIENT_HEADER = b"x-nf-client-connection-ip"
 ISSUER = "netlify"
@@ -40,7 +38,10 @@ class SignedProxy:
     """Verifies Netlify's signature on a proxied request and yields the client address it vouches for."""
 
     def __init__(self, secret: str) -> None:
+        import jwt  # PyJWT and cryptography: only when a signing secret is configured
+
         self._key = secret.encode()
+        self._refusals = (jwt.PyJWTError, ValueError, TypeError)
         self._jwt = jwt.PyJWT({"verify_aud": False})  # Netlify's tokens name no audience
 
     def client_address(self, scope: dict[str, Any]) -> IPAddress | None:
@@ -64,6 +65,6 @@ class SignedProxy:
         try:
             claims = self._jwt.decode(token, self._key, algorithms=ALGORITHMS, issuer=ISSUER, leeway=LEEWAY,
                                       options={"require": ["iss"]})
-        except (jwt.PyJWTError, ValueError, TypeError):  # PyJWTError covers every refusal; the rest: junk input
+        except self._refusals:  # PyJWTError covers every refusal; the rest: junk input
             return False
         return isinstance(claims, dict)

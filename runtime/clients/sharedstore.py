@@ -13,15 +13,13 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
 
-import redis.asyncio as redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
-
 from runtime.health import Health
+
+if TYPE_CHECKING:
+    import redis.asyncio as redis
 
 log = logging.getLogger("petgen.runtime")
 
@@ -48,6 +46,11 @@ class SharedStore:
         self.timeout = timeout
         self.retry_every = retry_every
         self.clock = clock
+        # redis is imported by the first store made, not with this module: a runtime without a Redis URL
+        # never loads it (it is about 0.1 s of the runtime's start).
+        from redis.exceptions import RedisError
+
+        self._errors = (RedisError, OSError, TimeoutError)
         self._client: redis.Redis | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._down: str | None = None  # why Redis is not used right now
@@ -65,6 +68,10 @@ class SharedStore:
         """The client of the running event loop (a client's connections belong to the loop that opened them)."""
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
+            import redis.asyncio as redis
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
+
             # No retries: a second attempt would only spend the deadline again; the fallback is the retry.
             # A request waits for a free connection (within its deadline) rather than fail when all are busy.
             pool = redis.BlockingConnectionPool.from_url(
@@ -83,7 +90,7 @@ class SharedStore:
         try:
             async with asyncio.timeout(self.timeout):
                 result = await operation(self._redis())
-        except (RedisError, OSError, TimeoutError) as exc:
+        except self._errors as exc:
             self._failed(exc)
             raise StoreUnavailable(self._down) from exc
         finally:

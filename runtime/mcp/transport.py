@@ -23,7 +23,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import orjson
-from mcp.server.streamable_http_manager import HANDSHAKE_PROTOCOL_VERSIONS
 
 from runtime.http.cors import normalise_origin
 from runtime.mcp.jsonrpc import (
@@ -39,8 +38,6 @@ from runtime.mcp.jsonrpc import (
 JSON = b"application/json"
 SSE = b"text/event-stream"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
-# Protocol versions the SDK answers on its stateless path (no header means its default, one of these).
-STATELESS_VERSIONS = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 FastAnswer = Callable[[dict[str, Any]], bytes | None]  # a JSON-RPC request -> its response body, or None
 
 
@@ -119,6 +116,12 @@ class McpEndpoint:
         # one) and the hosts the operator allowed.
         self.netlocs = (public_netloc, *other_netlocs)
         self.allowed_origins = frozenset(normalise_origin(origin) for origin in allowed_origins)
+        # Protocol versions the SDK answers on its stateless path (no header means its default, one of these).
+        # Imported here, not with this module: the app wraps every request in `McpErrorEnvelope` from the
+        # start, and the SDK is loaded only once /mcp is (runtime/mcp/lazy.py).
+        from mcp.server.streamable_http_manager import HANDSHAKE_PROTOCOL_VERSIONS
+
+        self.stateless_versions = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         body = b""
@@ -145,8 +148,8 @@ class McpEndpoint:
             await refused(send)
             return
         assert rpc is not None
-        if self.fast is not None and mode == "json" and headers.get("mcp-protocol-version",
-                                                                     next(iter(STATELESS_VERSIONS))) in STATELESS_VERSIONS:
+        version = headers.get("mcp-protocol-version")
+        if self.fast is not None and mode == "json" and (version is None or version in self.stateless_versions):
             answer = self.fast(rpc)
             if answer is not None:
                 await send({"type": "http.response.start", "status": 200, "headers": [

@@ -2,7 +2,10 @@
 
 `PetgenApp` makes one, registers `dist_loaded` with the runtime (which calls it at once for the dist
 loaded at start: the first start records the baseline), adds its routes, and runs `run` in the
-lifespan's task group. A derivation that fails (the store is down) is kept and retried by `run`
+lifespan's task group. The dist loaded at start is derived once the server has answered its first
+request (`hold_first`, `release`; at 50,000 entries a baseline takes seconds, and the server would
+not answer meanwhile), in a worker thread; a newer build loaded before that derives the held one
+first, so the snapshot goes from build to build as before and no change is skipped. A derivation that fails (the store is down) is kept and retried by `run`
 every few seconds, so a change is never skipped: the snapshot still holds the previous dist.
 """
 
@@ -22,7 +25,7 @@ from starlette.routing import Route
 from petgen.contract.resources import license_of
 from runtime.builds.dist import Dist
 from runtime.settings import Settings
-from runtime.webhooks.derive import dist_items, plan_events
+from runtime.webhooks.derive import Item, Plan, Record, dist_items, plan_events
 from runtime.webhooks.destinations import Policy
 from runtime.webhooks.routes import webhook_routes
 from runtime.webhooks.schedule import Schedule
@@ -51,6 +54,11 @@ class Webhooks:
         self._confirmed: int | None = None  # the store's generation when it last held the current dist
         self._sender: Sender | None = None  # the running worker's
         self._lock = threading.Lock()  # one derivation at a time in this process
+        self._holding = False  # the dist loaded at start waits for `release`
+        # While the store has no baseline and is away: the source hash and snapshot records of the build
+        # this process derived first (the baseline when the store is back).
+        self._baseline: tuple[str, dict[str, Record]] | None = None
+        self._derived = False  # a derivation succeeded in this process
         try:
             self.store = open_store(state_dir, redis_url)
         except StoreUnavailable as exc:
@@ -64,11 +72,27 @@ class Webhooks:
 
     # the runtime's side
 
+    def hold_first(self) -> None:
+        """Derive the next dist loaded only at `release` (or when a newer one is loaded, or at the
+        housekeeping's next round): the runtime serves meanwhile."""
+        self._holding = True
+
+    def release(self) -> None:
+        """Derive the dist held back by `hold_first`, if any (blocking: run it in a worker thread)."""
+        self._holding = False
+        self.derive_pending()
+
     def dist_loaded(self, dist: Dist) -> None:
         """Derive the events of a newly loaded dist (called by the runtime on every load)."""
         self.site = dist.site
         if self._sender is not None:  # the User-Agent names the service as the new build does
             self._sender.agent = self._agent()
+        if self._holding:
+            if self._pending is None:  # the dist loaded at start: derived by `release`
+                self._pending = self._current = dist
+                self._confirmed = None
+                return
+            self.release()  # a newer build came first: the held one is derived before it
         self._pending = self._current = dist
         self._confirmed = None
         self.derive_pending()
@@ -93,23 +117,38 @@ class Webhooks:
 
     def derive_pending(self) -> bool:
         """Derive the events of the loaded dist if not done yet; False while the store fails."""
-        dist = self._pending
-        if dist is None or self.store is None:
-            return self.store is not None
+        if self.store is None:
+            return False
         store = self.store
-        with self._lock:
+        with self._lock:  # the pending dist is read under the lock: a later load's is never derived before it
+            dist = self._pending
+            if dist is None:
+                return True
+            source: str | None = ""
+            items: list[Item] | None = None
             try:
                 source, generation = store.seen()
+                if source is None and self._baseline is not None and self._baseline[0] != dist.source_hash:
+                    # The store had no baseline when this process derived its first build, and a newer build
+                    # came before it was back: that first build is the baseline, so its changes are events.
+                    first, records = self._baseline
+                    store.derive(first, lambda previous, baseline: Plan(records) if baseline else Plan(), time.time())
+                    source = first
                 if source != dist.source_hash:
-                    started = time.perf_counter()
                     items = dist_items(dist)
-                    now = time.time()
-                    events = store.derive(dist.source_hash, lambda previous, baseline: plan_events(
-                        previous, items, base_url=dist.site.base_url, now=now, baseline=baseline), now)
-                    log.info("webhooks: %d events derived from %s in %.2f s", len(events), dist.root,
-                             time.perf_counter() - started)
-                    source, generation = store.seen()
+                    self._derive(store, dist, items)
+                source, generation = store.seen()
+                self._baseline, self._derived = None, True
             except StoreUnavailable as exc:
+                if source in (None, "") and not self._derived and self._baseline is None:
+                    # Perhaps there is no baseline yet: this process's first build is kept as one (its snapshot
+                    # records only) in case a newer build replaces it, whose files are gone, before the store is back.
+                    try:
+                        self._baseline = (dist.source_hash, plan_events({}, items or dist_items(dist),
+                                                                        base_url=dist.site.base_url, now=0,
+                                                                        baseline=True).records)
+                    except OSError:  # its files are gone already: a newer build is being loaded
+                        pass
                 self.problem = f"the events of the loaded build are not derived yet: {exc}"
                 log.warning("webhooks: %s", self.problem)
                 return False
@@ -124,6 +163,14 @@ class Webhooks:
             self._confirmed = generation if source == dist.source_hash else None
         self.problem = None
         return True
+
+    @staticmethod
+    def _derive(store: Store, dist: Dist, items: list[Item]) -> None:
+        started = time.perf_counter()
+        now = time.time()
+        events = store.derive(dist.source_hash, lambda previous, baseline: plan_events(
+            previous, items, base_url=dist.site.base_url, now=now, baseline=baseline), now)
+        log.info("webhooks: %d events derived from %s in %.2f s", len(events), dist.root, time.perf_counter() - started)
 
     def report(self) -> dict[str, str] | None:
         """The `webhooks` check of /api/status; left out while webhooks are not used at all."""

@@ -97,6 +97,7 @@ def test_dynamic_routes_are_forced_proxies_before_anything_else(dist: Path) -> N
     assert not [rule for rule in rules if rule[0] == "/api/status" and not rule[-2].startswith(ORIGIN)], \
         "the static copy of the status must never answer: the live status is the runtime's"
     assert ["/_manifest.json", "/404.html", "404!"] in rules and ["/_data/*", "/404.html", "404!"] in rules
+    assert ["/_routes.pack", "/404.html", "404!"] in rules
 
 
 def test_a_splat_never_sends_a_bare_path_to_its_trailing_slash(dist: Path) -> None:

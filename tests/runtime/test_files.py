@@ -3,6 +3,7 @@ running runtime (a response always comes whole from one build)."""
 
 from __future__ import annotations
 
+import mmap
 import os
 import shutil
 import threading
@@ -16,6 +17,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from petgen.build.dist import IMMUTABLE, REVALIDATE, content_hash
+from petgen.build.distpack import ROUTE_PACK, SUMMARY_PACK
 from petgen.build.pipeline import build
 from petgen.contract.resources import filter_summaries
 from petgen.contract.security import RAW_SECURITY_HEADERS
@@ -104,6 +106,31 @@ def test_route_table_answers_exactly_the_manifest(big_dist: Path) -> None:
     shard = next(route for route, info in manifest.items() if info["hashed"] and route == "/" + info["file"])
     served = dist.routes.serve(shard)
     assert served is not None and (b"cache-control", IMMUTABLE.encode()) in served.headers  # as its file path
+
+
+def test_a_build_without_its_pack_files_loads_the_same_from_json(big_dist: Path, tmp_path: Path) -> None:
+    """The route table and summaries mapped from the build's pack files equal those made from its JSON (a
+    build written before there were pack files), route by route and entry by entry."""
+    old = tmp_path / "dist"
+    shutil.copytree(big_dist, old)
+    (old / ROUTE_PACK).unlink()
+    (old / SUMMARY_PACK).unlink()
+    mapped, parsed = Dist.load(big_dist), Dist.load(old)
+    assert isinstance(mapped.routes.table.pack.buffer, mmap.mmap) and isinstance(parsed.routes.table.pack.buffer, bytes)
+    manifest = manifest_of(big_dist)
+    assert mapped.manifest == parsed.manifest == {k: v for k, v in manifest.items() if k != "routes"}
+    assert sorted(mapped.routes) == sorted(parsed.routes)
+    for path, info in manifest["routes"].items():
+        route = mapped.routes.table.route(mapped.routes.table.find(path))
+        assert route == parsed.routes.table.route(parsed.routes.table.find(path))
+        assert (route.file, route.etag, route.content_type, route.headers) == (
+            info["file"], info["etag"], info["type"], info.get("headers"))
+    assert list(mapped.items) == list(parsed.items)
+    assert mapped.items.docs.keys() == parsed.items.docs.keys()
+    for key, docs in mapped.items.docs.items():
+        assert docs.tolist() == parsed.items.docs[key].tolist(), key
+    assert (mapped.site, mapped.categories, mapped.moods, mapped.aliases, mapped.facets, mapped.source_hash) == (
+        parsed.site, parsed.categories, parsed.moods, parsed.aliases, parsed.facets, parsed.source_hash)
 
 
 def test_cache_stays_within_its_budget(big_dist: Path) -> None:

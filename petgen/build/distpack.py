@@ -1,0 +1,155 @@
+"""The tables the runtime loads from a build, written by the build in a form it maps instead of parsing.
+
+`_manifest.json` and `_data/index.json` stay for every other reader; beside them the build writes
+
+- `_routes.pack`: the manifest's routes as flat arrays (paths, files, ETags as string tables; a
+  content type number per route; the extra headers, the rest of the manifest and its size in the header),
+  plus a lookup table: the sorted `route_hash` of every path the runtime answers (a clean route,
+  or a hashed file path) and, for each, the route it belongs to;
+- `_data/summaries.pack`: the name summaries (each its JSON text, in list order), their slugs and
+  titles as string tables, the documents of every list filter value (`FILTER_DOCS`), and the rest
+  of the data file in the header.
+
+Both are pack files (petgen/search/packfile.py): a JSON header, then aligned little-endian arrays. The
+runtime maps them (runtime/builds/routes.py, summaries.py): a load does no work per route or entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from petgen.build.dist import MANIFEST
+from petgen.content.model import EVERY_REGION, FILTER_FACETS, SUPRAREGIONAL
+from petgen.contract.resources import LIST_FILTERS
+from petgen.search.packfile import Pack, write_pack
+
+ROUTE_PACK = "_routes.pack"
+SUMMARY_PACK = "_data/summaries.pack"
+FIELD = {"category": "categories", "mood": "moods"}  # the summary field of a list filter, where named otherwise
+Summary = dict[str, Any]
+
+
+def route_hash(path: str) -> int:
+    """A hash of a path that every process computes alike (Python's `hash` of a str differs per process)."""
+    return int.from_bytes(hashlib.blake2b(path.encode(), digest_size=8).digest(), "little", signed=True)
+
+
+def string_table(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The UTF-8 bytes of `values` one after the other, and the N + 1 offsets where each begins and ends."""
+    text = "".join(values)
+    blob = text.encode()
+    if len(blob) == len(text):  # ASCII: one byte per character
+        lengths = np.fromiter(map(len, values), dtype=np.uint64, count=len(values))
+    else:
+        lengths = np.fromiter((len(v.encode()) for v in values), dtype=np.uint64, count=len(values))
+    ends = np.cumsum(lengths, dtype=np.uint64)
+    if len(ends) and ends[-1] >= 1 << 32:
+        raise ValueError("more than 4 GB of strings")
+    return np.frombuffer(blob, dtype=np.uint8), np.concatenate(([0], ends)).astype(np.uint32)
+
+
+def strings(arrays: dict[str, np.ndarray], name: str, values: list[str]) -> None:
+    arrays[name], arrays[f"{name}_offsets"] = string_table(values)
+
+
+def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any], manifest_size: int | None = None) -> bytes:
+    """`_routes.pack` of a build whose manifest is `manifest` (without routes) and `routes`, written in
+    `manifest_size` bytes: the runtime checks that size, so that a manifest and a route table of
+    different builds (or a broken manifest) are not loaded together."""
+    paths, infos = list(routes), list(routes.values())
+    files = [info["file"] for info in infos]
+    types = sorted({info["type"] for info in infos})
+    type_index = {t: n for n, t in enumerate(types)}
+    arrays: dict[str, np.ndarray] = {}
+    strings(arrays, "paths", paths)
+    strings(arrays, "files", files)
+    strings(arrays, "etags", [info["etag"] for info in infos])
+    arrays["type_of"] = np.array([type_index[info["type"]] for info in infos], dtype=np.uint8)
+    # Every key: 2 * route number for the clean route, 2 * route number + 1 for its hashed file path.
+    # A hashed route at its own file path (a search shard) is immutable, as its file path always is.
+    hashed = [n for n, info in enumerate(infos) if info["hashed"]]
+    file_paths = ["/" + files[n] for n in hashed]
+    clean = np.ones(len(paths), dtype=bool)
+    clean[[n for n, path in zip(hashed, file_paths) if paths[n] == path]] = False
+    keys = np.concatenate([np.fromiter(map(route_hash, paths), dtype=np.int64, count=len(paths))[clean],
+                           np.fromiter(map(route_hash, file_paths), dtype=np.int64, count=len(file_paths))])
+    targets = np.concatenate([2 * np.flatnonzero(clean), 2 * np.asarray(hashed, dtype=np.int64) + 1])
+    order = np.argsort(keys, kind="stable")
+    arrays["hashes"] = keys[order]
+    arrays["targets"] = targets[order].astype(np.uint32)
+    extra = {str(n): info["headers"] for n, info in enumerate(infos) if info.get("headers")}
+    return write_pack(arrays, {"manifest": manifest, "manifestSize": manifest_size, "types": types, "extra": extra})
+
+
+def built_manifest(dist: Path) -> dict[str, Any]:
+    """The manifest of the build in `dist` without its routes: from the header of its route pack (a
+    parse of the whole `_manifest.json` takes half a second at 50,000 entries), else from the JSON."""
+    try:
+        return Pack.open(dist / ROUTE_PACK).meta["manifest"]  # type: ignore[no-any-return]
+    except FileNotFoundError:
+        manifest = orjson.loads((dist / MANIFEST).read_bytes())
+        manifest.pop("routes", None)
+        return manifest  # type: ignore[no-any-return]
+
+
+def documents_by_value(items: list[Summary], field: str) -> dict[str, list[int]]:
+    """Each value of a field (a slug or a list of slugs) -> the documents that have it, ascending, and
+    EVERY_REGION -> those with any value but SUPRAREGIONAL (as `facet_matches` has it)."""
+    found: dict[str, list[int]] = {}
+    every: list[int] = []
+    for doc, item in enumerate(items):
+        value = item.get(field)
+        if value is None:
+            continue
+        for v in (value,) if isinstance(value, str) else value:
+            docs = found.get(v)
+            if docs is None:
+                found[v] = [doc]
+            elif docs[-1] != doc:  # a value listed twice selects the item once
+                docs.append(doc)
+            if v != SUPRAREGIONAL and (not every or every[-1] != doc):
+                every.append(doc)
+    found.setdefault(EVERY_REGION, every)
+    return found
+
+
+def filter_documents(items: list[Summary], data: dict[str, Any]) -> dict[tuple[str, str], list[int]]:
+    """For every list filter and each of its values in the data file's vocabulary, the documents it selects
+    (as `petgen.contract.resources.filter_summaries`); an alias category holds those with its facet value."""
+    vocabulary = {"category": data["categories"], "mood": data["moods"], **data["facets"]}
+    aliases = data["aliases"]
+    by_field = {field: documents_by_value(items, field) for field in ("categories", "moods", *FILTER_FACETS)}
+    found: dict[tuple[str, str], list[int]] = {}
+    for name in LIST_FILTERS:
+        for value in vocabulary.get(name, []):
+            field, wanted = FIELD.get(name, name), value
+            if name == "category" and value in aliases:
+                field, wanted = aliases[value]
+            by_value = by_field.get(field)
+            if by_value is None:
+                by_value = by_field[field] = documents_by_value(items, field)
+            found[name, value] = by_value.get(wanted, [])
+    return found
+
+
+def summary_pack(data: dict[str, Any]) -> bytes:
+    """`_data/summaries.pack` of the data file `data` (`_data/index.json`)."""
+    items: list[Summary] = data["items"]
+    encoded = list(map(orjson.dumps, items))
+    arrays: dict[str, np.ndarray] = {
+        "items": np.frombuffer(b"".join(encoded), dtype=np.uint8),
+        "ends": np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)), dtype=np.uint64),
+    }
+    strings(arrays, "slugs", [item["slug"] for item in items])
+    strings(arrays, "titles", [item["title"] for item in items])
+    docs = filter_documents(items, data)
+    starts = np.cumsum([0, *map(len, docs.values())])
+    arrays["docs"] = np.fromiter((d for found in docs.values() for d in found), dtype=np.uint32, count=int(starts[-1]))
+    filters = [[name, value, int(start), len(found)] for ((name, value), found), start in zip(docs.items(), starts)]
+    rest = {key: value for key, value in data.items() if key != "items"}
+    return write_pack(arrays, {"data": rest, "filters": filters, "count": len(items)})
