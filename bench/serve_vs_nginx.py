@@ -143,7 +143,7 @@ def main() -> None:
           f"median of {args.rounds} round(s) for the runtime")
     print(f"{'server':<56} {'req/s':>10} {'% of nginx':>11} {'search req/s':>13}")
     for name, rps in results:
-        print(f"{name:<56} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}% {searches[name] if name in searches else float("nan"):>13.0f}")
+        print(f"{name:<56} {rps:>10.0f} {rps / nginx_rps * 100:>10.0f}% {searches.get(name, float('nan')):>13.0f}")
     if args.write_docs:
         write_docs(results, searches, args)
 
