@@ -114,14 +114,20 @@ def main() -> None:
 
         # Exactly as docs/operations.md tells an operator to run it, with no access log and no rate limit,
         # like nginx here (`access_log off`): the same work on both sides.
-        serve = [sys.executable, "-m", "petgen", "serve", "--dist", str(dist), "--content", str(root / "none"),
+        serve = [sys.executable, "-m", "petgen", "serve", "--content", str(root / "none"),
                  "--base-url", "http://127.0.0.1", "--state-dir", str(root / "state"), "--no-access-log",
                  "--rate-limit", "0", "--log-level", "warning"]
-        codes = [("", None)] if not args.before else [(f" [{args.before}]", source_of(args.before)), (" [this]", None)]
+        codes = [("", None, dist)]
+        if args.before:  # that revision's runtime serves what that revision's build writes (the format may differ)
+            src = source_of(args.before)
+            subprocess.run([sys.executable, "-m", "petgen", "build", "--content", str(REPO / "content"), "--out",
+                            str(root / "dist-before"), "--base-url", "http://127.0.0.1", "--no-cache"],
+                           env={**os.environ, "PYTHONPATH": str(src)}, cwd=tmp, check=True, capture_output=True)
+            codes = [(f" [{args.before}]", src, root / "dist-before"), (" [this]", None, dist)]
         servers = [(f"petgen serve --server {server} --workers {workers}{label}",
-                    [*serve, "--server", server, "--workers", str(workers)], src)
+                    [*serve, "--dist", str(built), "--server", server, "--workers", str(workers)], src)
                    for server, workers in (("uvicorn", 1), ("granian", 1), ("uvicorn", 2), ("granian", 2))
-                   for label, src in codes]
+                   for label, src, built in codes]
         search = f"/api/search?q={quote(args.query)}"
         measured: dict[str, list[float]] = {name: [] for name, _, _ in servers}
         searched: dict[str, list[float]] = {name: [] for name, _, _ in servers}

@@ -47,14 +47,7 @@ from rapidfuzz.process import extract
 from petgen.search import index as analyzer
 from petgen.search.index import QUALITY, stems, words
 from petgen.search.packfile import Pack
-from petgen.search.stored import (
-    HEAD,
-    PART,
-    STEM,
-    WORD,
-    Posting,
-    _Arrays,
-)
+from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Posting, Recent, _Arrays
 
 FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
 MATCH = QUALITY  # whole word, stem, compound part, one and two typos (prefix: below)
@@ -72,6 +65,7 @@ SMALL_GROUP = 8  # pruned_top: a word group with at most 1/8 of the documents' p
 PROBES = 256  # … the documents with the best sums over those are scored exactly, for a floor of the top …
 MAX_MERGED = 65536  # … and no more than this many postings are merged in all (else the heads answer)
 SUGGESTIONS = 5  # "did you mean" titles, at most
+SHORT_LISTS = 64  # a word group whose lists hold fewer postings than this on average is merged by one sort
 SCORE_DIGITS = 4  # scores are compared at this precision; ties go to the engine's title order
 
 # The ranking constants the page's search script (petgen/emit/templates/search.js) reads from /search/index.json.
@@ -111,6 +105,7 @@ class SearchIndex:
         self.docs = self.arrays.docs
         self.order = self.arrays.order  # tie-break rank per document (title order)
         self.named: dict[Any, tuple[np.ndarray, Posting]] = {}  # see `posting_of`
+        self.recent = Recent(POSTINGS_KEPT)  # the posting lists read most recently, weighed by their length
         self._local = threading.local()
 
     @classmethod
@@ -134,8 +129,14 @@ class SearchIndex:
         if t < 0:
             return None
         arrays = self.arrays
-        p = arrays.term_posting[kind * len(arrays.terms) + t]
-        return Posting.stored(arrays, p) if p >= 0 else None
+        p = int(arrays.term_posting[kind * len(arrays.terms) + t])
+        if p < 0:
+            return None
+        found = self.recent.get(p)
+        if found is None:
+            found = Posting.stored(arrays, p)
+            self.recent.put(p, found, len(found))
+        return found
 
     def posting_of(self, key: Any, make: Callable[[], np.ndarray]) -> tuple[np.ndarray, Posting]:
         """A value in 0..1 per document (from `make`, once per `key`: a filter such as a facet or category)
@@ -283,7 +284,10 @@ class SearchIndex:
             posting, match, step = sources[0]
             return posting.docs, posting.conf * match * step
         sizes = [len(posting) for posting, _, _ in sources]
-        if sum(sizes) * 8 < len(self.docs):  # few postings: one sort and one reduction over all of them
+        total = sum(sizes)
+        # Few postings (against the documents, or per list: many short lists, as a prefix brings): one sort and
+        # one reduction over all of them, instead of four array operations per list.
+        if total * 8 < len(self.docs) or total < SHORT_LISTS * len(sources):
             docs = np.concatenate([posting.docs for posting, _, _ in sources])
             conf = (np.concatenate([posting.conf for posting, _, _ in sources])
                     * np.repeat([match for _, match, _ in sources], sizes) * np.repeat([step for _, _, step in sources], sizes))

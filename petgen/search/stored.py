@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import zlib
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,6 +15,8 @@ from petgen.search.packfile import Pack
 HEAD = 64  # a top-k query first ranks the best HEAD documents of each long posting list (impact order) …
 DENSE_SHARE = 32  # posting lists longer than 1/32 of the documents keep a bitmap for counting matches
 
+POSTINGS_KEPT = 1_000_000  # postings of the lists read most recently kept decoded, per process (8 bytes each)
+DOCUMENTS_KEPT = 4096  # documents' strings read most recently kept decoded, per process
 KINDS = ("stems", "words", "parts")  # the three kinds of posting list a term can have
 STEM, WORD, PART = range(3)
 PACK_FORMAT = 1  # the version of the pack file's arrays (petgen/search/pack.py)
@@ -171,11 +174,43 @@ class Documents(Sequence[list[str]]):
 
     def __init__(self, table: StringTable) -> None:
         self.table = table
+        self.recent = Recent(DOCUMENTS_KEPT)
 
     def __len__(self) -> int:
         return len(self.table) // 4
 
     def __getitem__(self, doc: int) -> list[str]:  # type: ignore[override]
-        if not 0 <= doc < len(self):
-            raise IndexError(doc)
-        return [self.table[4 * doc + i] for i in range(4)]
+        found = self.recent.get(doc)
+        if found is None:
+            if not 0 <= doc < len(self):
+                raise IndexError(doc)
+            found = self.recent.put(doc, [self.table[4 * doc + i] for i in range(4)])
+        return found
+
+
+class Recent:
+    """A bounded cache of what queries read from the pack most recently (posting lists with their decoded
+    confidences, documents' strings): building them per query cost more than the search at small sizes. The
+    oldest entries go first once the summed weight of the kept ones would pass `limit`."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit, self.weight = limit, 0
+        self.items: dict[int, tuple[Any, int]] = {}
+
+    def get(self, key: int) -> Any:
+        found = self.items.get(key)
+        return None if found is None else found[0]
+
+    def put(self, key: int, value: Any, weight: int = 1) -> Any:
+        if weight > self.limit:
+            return value
+        items = self.items
+        while items and self.weight + weight > self.limit:
+            try:
+                oldest = next(iter(items))
+                self.weight -= items.pop(oldest)[1]
+            except (RuntimeError, KeyError, StopIteration):  # another thread evicted it first
+                break
+        items[key] = (value, weight)
+        self.weight += weight
+        return value

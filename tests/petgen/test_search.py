@@ -300,3 +300,21 @@ def test_groups_that_cannot_lift_a_document_into_the_top_are_only_probed(monkeyp
     hits, total = big.top(query, 10)
     assert total == len(docs)
     assert [(h.doc, h.score) for h in hits] == [(h.doc, h.score) for h in big.ranked(docs, scores, 10)]
+
+
+def test_recently_read_lists_and_documents_are_kept_within_their_bound() -> None:
+    """The caches of decoded posting lists and documents never hold more than their limit, the oldest going
+    first, and a list read again is the same object (its confidences decoded once)."""
+    from petgen.search.stored import Recent
+
+    recent = Recent(10)
+    for key in range(6):
+        recent.put(key, str(key), weight=3)
+        assert recent.weight <= 10
+    assert [k for k in recent.items] == [3, 4, 5] and recent.get(0) is None and recent.get(5) == "5"
+    assert recent.put(99, "too heavy", weight=11) == "too heavy" and recent.get(99) is None
+    index = SearchIndex.from_index(build_index([Document(slug=f"d{i}", title=f"Maus {i}", meaning="klein", url="u",
+                                                          fields={"title": [f"Maus {i}"]}) for i in range(5)]))
+    first = index.posting(engine.WORD, "maus")
+    assert first is not None and index.posting(engine.WORD, "maus") is first
+    assert index.recent.weight == sum(len(p) for p, _ in index.recent.items.values())
