@@ -41,11 +41,10 @@ import threading
 import time
 from pathlib import Path
 
+from docs import replace_block
 from petgen.content.synthetic import write_corpus
 
 REPO = Path(__file__).resolve().parent.parent
-DOCS = REPO / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- build_vs_hugo.py: begin -->", "<!-- build_vs_hugo.py: end -->"
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
 HUGO_CONFIG = """baseURL = "https://kosenamen.example/"
@@ -222,11 +221,7 @@ def main() -> None:
     table = render(results, files, args)
     print(table)
     if args.write_docs:
-        text = DOCS.read_text(encoding="utf-8")
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        DOCS.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
-        print(f"wrote the table into {DOCS.relative_to(REPO)}")
+        replace_block("build_vs_hugo.py", table)
 
 
 def render(results: dict[str, list[Run]], files: dict[str, int], args: argparse.Namespace) -> str:

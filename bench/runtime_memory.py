@@ -45,10 +45,10 @@ import orjson
 from corpus import built_dist
 from servers import free_port, stop
 
+from docs import replace_block
+
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "bench" / "out" / "runtime"  # the code of other revisions (--before)
-DOCS = REPO / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- runtime_memory.py: begin -->", "<!-- runtime_memory.py: end -->"
 BASE_URL = "http://127.0.0.1"
 
 LOAD_PROBE = """
@@ -253,11 +253,7 @@ def main() -> None:
     table = render(rows, args)
     print(table)
     if args.write_docs:
-        text = DOCS.read_text(encoding="utf-8")
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        DOCS.write_text(f"{head}{BEGIN}\n{table}{END}{tail}", encoding="utf-8")
-        print(f"wrote the table into {DOCS.relative_to(REPO)}")
+        replace_block("runtime_memory.py", table)
 
 
 def render(rows: list, args: argparse.Namespace) -> str:  # type: ignore[type-arg]
