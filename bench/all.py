@@ -29,6 +29,7 @@ COMMANDS: list[list[str]] = [
     ["aborts.py", "--write-docs"],
     ["ratelimit.py", "--write-docs"],
     ["webhooks.py", "--redis", "--write-docs"],
+    ["page_weight.py", "--write-docs"],
 ]
 
 
