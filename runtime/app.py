@@ -382,6 +382,7 @@ class PetgenApp:
         self.webhooks.hold_first()  # the dist loaded now is derived once the server has answered (`_after_start`)
         self.runtime.when_loaded(self.webhooks.dist_loaded)  # the first start records the baseline
         self._answered = False  # set after the first response: the work held back at start may begin
+        self._lifespan_began = False
         self._answer: anyio.Event | None = None
         self.runtime.health.add_report("webhooks", self.webhooks.report)
         self.watcher = DistWatcher(settings.dist, self.runtime.reload, lambda: self.runtime.loaded_stamp,
@@ -436,6 +437,11 @@ class PetgenApp:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
+        if not self._answered and not self._lifespan_began:
+            self._lifespan_began = True  # warned once
+            log.warning("the ASGI server sent no lifespan events: without them new builds are not loaded, "
+                        "webhooks are not delivered and /mcp runs no session manager; run `petgen serve`, or "
+                        "start the server with its lifespan on (uvicorn: --lifespan on)")
         await self.observed(scope, receive, send)
         if not self._answered:
             self._answered = True
@@ -525,6 +531,7 @@ class PetgenApp:
 
     async def _lifespan(self, receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         await receive()  # lifespan.startup
+        self._lifespan_began = True
         async with anyio.create_task_group() as tasks:
             self._tasks = tasks
             if self.runtime.dist is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import threading
 import time
@@ -27,13 +28,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_server(dist: Path, port: int | None = None, **settings: object) -> Iterator[str]:
+def running_server(dist: Path, port: int | None = None, lifespan: str = "on", **settings: object) -> Iterator[str]:
     """A real uvicorn server for `dist` on a free loopback port, in a thread; yields its base URL."""
     port = port or free_port()
     config = Settings(dist=dist, **{"rate_limit": 1000, **settings})  # type: ignore[arg-type]
     app = create_app(config)
     options = {**uvicorn_options("127.0.0.1", port, config), "log_level": "warning"}
-    server = uvicorn.Server(uvicorn.Config(app, lifespan="on", **options))  # type: ignore[arg-type]
+    server = uvicorn.Server(uvicorn.Config(app, lifespan=lifespan, **options))  # type: ignore[arg-type]
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -101,3 +102,15 @@ def test_chunked_body_over_the_limit_is_413(tmp_path_factory: pytest.TempPathFac
             assert response.status_code == 413, (path, response.text)
             error = response.json()["error"]
             assert (error["data"]["code"] if path == "/mcp" else error["code"]) == "payload_too_large"  # MCP: JSON-RPC
+
+
+@pytest.mark.parametrize("lifespan", ["on", "off"])
+def test_a_server_without_the_lifespan_is_named_in_the_log(lifespan: str, dist: Path,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """Without lifespan events (uvicorn --lifespan off) nothing watches for new builds, delivers webhooks or
+    runs /mcp's session manager: the runtime still answers, and says so once in its log."""
+    with caplog.at_level(logging.WARNING, logger="petgen.runtime"), running_server(dist, lifespan=lifespan) as base:
+        for _ in range(2):
+            assert httpx.get(f"{base}/api/names", timeout=10).status_code == 200
+    warned = [r for r in caplog.records if "sent no lifespan events" in r.getMessage()]
+    assert len(warned) == (1 if lifespan == "off" else 0), [r.getMessage() for r in caplog.records]
