@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 from corpus import built_dist
+
 from docs import recorded
 from petgen.build.pipeline import build
 

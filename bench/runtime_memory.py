@@ -30,9 +30,7 @@ into bench/out/runtime/src-REF, run with PYTHONPATH pointing there), alternating
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
-import platform
 import sqlite3
 import subprocess
 import sys
@@ -45,7 +43,7 @@ import orjson
 from corpus import built_dist
 from servers import free_port, stop
 
-from docs import replace_block
+from docs import header, replace_block
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "bench" / "out" / "runtime"  # the code of other revisions (--before)
@@ -213,15 +211,6 @@ def load_breakdown(dist: Path, src: Path | None) -> dict[str, float]:
     return orjson.loads(out.strip().splitlines()[-1])
 
 
-def versions() -> str:
-    import granian
-    import numpy
-    import uvicorn
-
-    return (f"Python {platform.python_version()}, uvicorn {uvicorn.__version__}, granian {granian.__version__}, "
-            f"numpy {numpy.__version__}, {os.cpu_count()} cores, {platform.machine()}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="256,10000,50000")
@@ -250,18 +239,17 @@ def main() -> None:
                       f"{m['first']:6.2f} s (restart); RSS {m['rss_first']:6.0f} MB "
                       f"at first 200, {m['rss']:6.0f} MB after every surface ({m['rss_all']:.0f} MB all processes); "
                       f"search index {parts['search']:.0f} MB", flush=True)
-    table = render(rows, args)
+    table = render(rows)
     print(table)
     if args.write_docs:
         replace_block("runtime_memory.py", table)
 
 
-def render(rows: list, args: argparse.Namespace) -> str:  # type: ignore[type-arg]
-    command = "python bench/runtime_memory.py" + (f" --before {args.before}" if args.before else "") + " --write-docs"
-    lines = [f"Run of {dt.date.today().isoformat()} ({versions()}), `{command}`:", "",
-             "| entries | code | server | first 200: first start | webhook baseline | restart | RSS at first 200 "
-             "| RSS after every surface | all processes "
-             "| imports at start | MCP SDK | `Dist.load` | of which search index |",
+def render(rows: list) -> str:  # type: ignore[type-arg]
+    lines = [header(),
+             ("| entries | code | server | first 200: first start | webhook baseline | restart | RSS at first 200 "
+              "| RSS after every surface | all processes "
+              "| imports at start | MCP SDK | `Dist.load` | of which search index |"),
              "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     # imports: seconds of `import runtime.app` in a fresh interpreter; MCP SDK: imported with it, or what
     # importing it adds later; Dist.load: what it holds, search index included; search index:
