@@ -16,3 +16,7 @@ SEARCH_MAX_QUERY = 200
 ASK_DEFAULT_LIMIT = 5  # POST /ask
 ASK_MAX_LIMIT = 20
 ASK_MAX_QUERY = 500
+
+# A JSON-RPC message to /mcp nests at most this deep (objects and arrays): no MCP message needs more,
+# and the SDK re-encodes what it is given (orjson refuses to encode past 254 levels).
+MCP_MAX_DEPTH = 64

@@ -12,6 +12,8 @@ from typing import Any
 
 import orjson
 
+from petgen.contract.limits import MCP_MAX_DEPTH
+
 __all__ = ["INTERNAL_ERROR", "INVALID_PARAMS", "INVALID_REQUEST", "METHOD_NOT_FOUND", "PARSE_ERROR",
            "RATE_LIMITED", "SAFE_INTEGER", "BadMessage", "RequestId", "error_body", "parse_message", "readable_id"]
 
@@ -83,6 +85,9 @@ def parse_message(body: bytes) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise BadMessage(INVALID_REQUEST, "Invalid Request: the body must be a JSON-RPC message object.")
     request_id = readable_id(message)
+    if nested_deeper(message, MCP_MAX_DEPTH):
+        raise BadMessage(INVALID_REQUEST, f"Invalid Request: the message nests objects and arrays more than "
+                                          f"{MCP_MAX_DEPTH} levels deep.", request_id)
     if message.get("jsonrpc") != "2.0":
         raise BadMessage(INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be exactly "2.0".', request_id)
     if "id" in message:
@@ -101,6 +106,17 @@ def parse_message(body: bytes) -> dict[str, Any]:
         return message
     _check_response(message)
     return message
+
+
+def nested_deeper(value: Any, limit: int) -> bool:
+    """Whether `value` (parsed JSON) nests objects and arrays more than `limit` levels deep (without recursion)."""
+    level: list[Any] = [value]
+    for _ in range(limit):
+        level = [child for item in level if isinstance(item, (dict, list))
+                 for child in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return False
+    return any(isinstance(item, (dict, list)) for item in level)
 
 
 def _check_response(message: dict[str, Any]) -> None:

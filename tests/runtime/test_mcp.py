@@ -19,6 +19,7 @@ from mcp.server.mcpserver.prompts.base import Prompt
 
 from petgen.build.pipeline import build
 from petgen.contract import mcp as mcpspec
+from petgen.contract.limits import MCP_MAX_DEPTH
 from runtime.mcp.server import build_mcp
 from tests.conftest import REPO
 from tests.runtime.test_server import free_port, running_server
@@ -120,6 +121,22 @@ def test_raw_json_rpc(mcp_base: str) -> None:
         response = httpx.request(method, mcp_base + "/mcp", headers={"accept": "text/event-stream"}, timeout=5)
         assert response.status_code == 405 and response.json()["error"]["code"] == -32600
         assert response.headers["allow"] == "POST"
+
+
+@pytest.mark.parametrize("depth", [MCP_MAX_DEPTH + 1, 253, 300, 1000])
+def test_a_deeply_nested_message_is_an_invalid_request_not_a_500(mcp_base: str, depth: int,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    """orjson parses 1,024 levels but encodes 254: a message between the two reached the SDK's re-encoding and
+    came back 500 with id null. It is refused by its depth, with its id."""
+    inner = b"[" * (depth - 3) + b"]" * (depth - 3)  # the message, params and _meta are three levels
+    body = b'{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"_meta":{"x":' + inner + b"}}}"
+    answer = rpc(mcp_base, body)
+    assert answer.status_code == 400 and answer.json()["id"] == 7, answer.text
+    assert answer.json()["error"]["code"] == -32600 and str(MCP_MAX_DEPTH) in answer.json()["error"]["message"]
+    shallow = b'{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"x":' + inner[:MCP_MAX_DEPTH - 4] \
+        + inner[-(MCP_MAX_DEPTH - 4):] + b"}}}"
+    assert rpc(mcp_base, shallow).status_code == 200
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 
 def test_limits_cors_and_host_checks(mcp_base: str) -> None:
