@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -276,7 +277,12 @@ def swap_in(tmp: Path, out: Path, *, keep: Path | None = None) -> None:
     On Linux the two directories are exchanged in one system call; elsewhere two renames leave a
     moment without `out`, which the runtime's reload tolerates by keeping what it has loaded. The old
     tree is deleted, or with `keep` moved there (replacing what was there).
+
+    The new tree's manifest is stamped with the time of the swap, even when an incremental build kept
+    it from an earlier build unchanged: it says when the content was last built (`is_stale`).
     """
+    with contextlib.suppress(FileNotFoundError):
+        os.utime(tmp / MANIFEST)
     os.chmod(tmp, 0o755)
     if not out.exists():
         os.rename(tmp, out)

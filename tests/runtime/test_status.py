@@ -95,3 +95,22 @@ def test_down_is_retried_at_most_every_few_seconds(tmp_path: Path) -> None:
 
     runtime = Runtime(Settings(dist=tmp_path / "none"))
     assert runtime.up() is None and runtime._next_attempt > time.monotonic() + Runtime.RETRY_DOWN - 1
+
+
+def test_a_build_that_changes_nothing_clears_degraded(content: Path, tmp_path: Path,
+                                                       make_client: Callable[..., TestClient]) -> None:
+    """A file touched but not changed (or an error fixed back to what was built) rebuilds with nothing to
+    write: the manifest kept its old time, and /api/status stayed degraded for good."""
+    dist, cache = tmp_path / "out" / "dist", tmp_path / "cache"
+    build(content, dist, base_url=BASE_URL, cache_dir=cache)
+    client = make_client(dist, rate_limit=0, content=content)
+    later = (dist / "_manifest.json").stat().st_mtime + 0.5
+    os.utime(content / "names" / "apfel.md", (later, later))  # newer than the build, the same bytes
+    client.app.runtime.health.forget_probes()
+    assert _status(client)[1]["status"] == "degraded"
+    time.sleep(max(0.0, later - time.time()) + 0.05)
+    result = build(content, dist, base_url=BASE_URL, cache_dir=cache)
+    assert result.changed is not None  # incremental, with nothing to write
+    client.app.runtime.reload()
+    client.app.runtime.health.forget_probes()
+    assert _status(client)[1]["status"] == "ok"
