@@ -43,6 +43,7 @@ from runtime.http.metrics import ENV as METRICS_DIR
 from runtime.http.metrics import Metrics
 from runtime.http.observe import Observed
 from runtime.http.params import shown
+from runtime.http.routing import any_method
 from runtime.http.security import SecurityHeadersMiddleware
 from runtime.mcp.lazy import LazyMcp
 from runtime.mcp.transport import McpErrorEnvelope
@@ -60,7 +61,7 @@ FAST_METHODS = frozenset({"GET", "HEAD"})
 POST_PATHS = frozenset({"/ask", "/mcp", "/ask/", "/mcp/"})
 DYNAMIC_PATHS = frozenset({"/api/names", "/api/status"})  # their query string or the clock matters
 AFTER_START = 2.0  # seconds after which the work held back at start begins even if no request came
-ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
+METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
 # Paths whose every answer is JSON, errors included (human pages answer an HTML 404 instead).
 NO_STORE = {"cache-control": "no-store"}  # an answer computed for this request (/ask)
 JSON_SURFACES = ("/api", "/.well-known", "/openapi.json", "/webhooks")
@@ -309,9 +310,11 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        if exc.status_code == 405:
+        if exc.status_code == 405:  # Starlette names a route's methods from a set: in a stable order here
+            given = {m.strip() for m in (exc.headers or {}).get("Allow", "GET").split(",")}
+            allow = ", ".join(sorted(given, key=lambda m: (METHOD_ORDER.index(m) if m in METHOD_ORDER else 99, m)))
             return error_response(405, f"Method {request.method} is not allowed on {request.url.path}.",
-                                  f"allowed: {(exc.headers or {}).get('Allow', 'GET')}", headers=exc.headers)
+                                  f"allowed: {allow}", headers={"allow": allow})
         if exc.status_code == 404 and not is_json_surface(request.url.path):
             return Response(dist().not_found_html, status_code=404, media_type=HTML)
         return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
@@ -332,13 +335,13 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
         Route("/api/names/{slug}/", without_slash, methods=["GET", "HEAD"]),
         Route("/api/categories/{slug}/", without_slash, methods=["GET", "HEAD"]),
         *extra_routes,  # before the fallbacks of the JSON surfaces (/webhooks)
-        *(Route(path, api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
-        *(Route(f"{path}/{{rest:path}}", api_fallback, methods=ALL_METHODS) for path in JSON_SURFACES),
-        Route("/ask", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),
+        *(any_method(path, api_fallback) for path in JSON_SURFACES),
+        *(any_method(f"{path}/{{rest:path}}", api_fallback) for path in JSON_SURFACES),
+        any_method("/ask", ask_other),  # any but POST, which the route above took
         # A POST to /ask/ or /mcp/ is a 308 (method and body kept); other methods are refused as on the paths
         # themselves (/mcp/ in runtime/mcp/server.py).
         Route("/ask/", without_slash, methods=["POST"]),
-        Route("/ask/", ask_other, methods=[m for m in ALL_METHODS if m != "POST"]),
+        any_method("/ask/", ask_other),
         Route("/mcp/", without_slash, methods=["POST"]),
         Route("/names/{slug}", page, methods=["GET", "HEAD"]),
         Route("/names/{slug}/", page, methods=["GET", "HEAD"]),
@@ -358,8 +361,8 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
         return None
 
     mcp = LazyMcp(load_mcp, mcp_loaded or no_manager)  # every method on /mcp, all but POST (a 308 above) on /mcp/
-    routes[2:2] = [Route("/mcp", mcp, methods=ALL_METHODS)]
-    routes[-1:-1] = [Route("/mcp/", mcp, methods=[m for m in ALL_METHODS if m != "POST"])]  # before the catch-all
+    routes[2:2] = [Route("/mcp", mcp, methods=None)]  # an ASGI app: any method (runtime/http/routing.py)
+    routes[-1:-1] = [Route("/mcp/", mcp, methods=None)]  # any but POST (a 308 above); before the catch-all
     app = Starlette(routes=routes, exception_handlers={HTTPException: http_error, Exception: server_error,
                                                        ClientDisconnect: client_gone})
     app.state.mcp = mcp

@@ -41,6 +41,7 @@ from petgen.contract.limits import (
 from petgen.contract.resources import license_of
 from runtime.builds.dist import Dist
 from runtime.http.params import shown
+from runtime.http.routing import any_method
 from runtime.mcp.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, error_body
 from runtime.mcp.transport import FastAnswer, McpEndpoint
 from runtime.names import BadRequest, ListQuery, check_filters, list_page
@@ -305,18 +306,17 @@ def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str
     # Stateless: no server-initiated stream to GET and no session to DELETE. The spec allows 405 for
     # both; without this a GET would hold an SSE stream open that never carries anything.
     # /mcp/ too: a POST there is redirected to /mcp (runtime/app.py), anything else is refused the same way.
-    routes: list[BaseRoute] = [Route(path, _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH",
-                                                                          "OPTIONS", "TRACE"])
-                               for path in ("/mcp", "/mcp/")]
     netloc = urlsplit(base_url).netloc
     origin_netloc = urlsplit(runtime_origin).netloc if runtime_origin else None
+    routes: list[BaseRoute] = []
     for route in app.routes:
         if isinstance(route, Route) and route.path == "/mcp":
             route = Route("/mcp", McpEndpoint(route.app, public_netloc=netloc, allowed_origins=allowed_origins,
                                               other_netlocs=(*((origin_netloc,) if origin_netloc else ()),
                                                              *allowed_hosts), fast=fast), methods=["POST"])
         routes.append(route)
-    return routes
+    # Any other method (methods=None, after the POST route), CONNECT and PROPFIND included: 405, Allow: POST.
+    return [*routes, *(any_method(path, _method_not_allowed) for path in ("/mcp", "/mcp/"))]
 
 
 async def _method_not_allowed(request: Request) -> Response:

@@ -19,6 +19,7 @@ from starlette.routing import Route
 from petgen.contract.resources import encode
 from runtime.http.errors import JSON, error_response
 from runtime.http.params import shown
+from runtime.http.routing import any_method
 from runtime.webhooks.destinations import Refused, check_destination
 from runtime.webhooks.model import EVENT_TYPES, MAX_DESCRIPTION, Subscription, Token, new_id, new_secret, token_hash
 from runtime.webhooks.store import Conflict, StoreUnavailable
@@ -186,10 +187,9 @@ def webhook_routes(webhooks: Webhooks) -> list[Route]:
 
         return dispatch
 
-    every = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"]
-    return [
-        Route("/webhooks", methods("GET, HEAD, POST", collection), methods=every),
-        Route("/webhooks/{id}", methods("GET, HEAD, DELETE", one), methods=every),
-        Route("/webhooks/{id}/rotate", methods("POST", rotate), methods=every),
+    return [  # any method: `dispatch` answers 405 with the path's own Allow header
+        any_method("/webhooks", methods("GET, HEAD, POST", collection)),
+        any_method("/webhooks/{id}", methods("GET, HEAD, DELETE", one)),
+        any_method("/webhooks/{id}/rotate", methods("POST", rotate)),
     ]
 

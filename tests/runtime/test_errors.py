@@ -57,6 +57,25 @@ def test_error_shape_on_every_endpoint(client: TestClient, method: str, path: st
         assert response.headers["allow"]
 
 
+@pytest.mark.parametrize("method", ["CONNECT", "PROPFIND", "PURGE", "PUT"])
+@pytest.mark.parametrize("path, allow", [
+    ("/mcp", "POST"), ("/mcp/", "POST"), ("/ask", "POST"), ("/ask/", "POST"),
+    ("/api/names", "GET, HEAD"), ("/api/names/apfel", "GET, HEAD"), ("/api/categories", "GET, HEAD"),
+    ("/api/search", "GET, HEAD"), ("/openapi.json", "GET, HEAD"), ("/.well-known/api-catalog", "GET, HEAD"),
+    ("/webhooks", "GET, HEAD, POST"), ("/webhooks/wh_1", "GET, HEAD, DELETE"), ("/webhooks/wh_1/rotate", "POST"),
+    ("/names/apfel/", "GET, HEAD"), ("/", "GET, HEAD"),
+])
+def test_405_names_the_methods_of_the_path_in_a_stable_order(client: TestClient, method: str, path: str,
+                                                               allow: str) -> None:
+    """Methods no route lists (CONNECT, PROPFIND, …) fell to Starlette, whose Allow header named every method of
+    every route matching the path, in an order that changed between runs."""
+    response = client.request(method, path)
+    assert response.status_code == 405 and response.headers["allow"] == allow, (response.headers, response.text)
+    body = response.json()
+    assert (body["error"]["data"]["code"] if path.startswith("/mcp") else body["error"]["code"]) == \
+        "method_not_allowed", body
+
+
 @pytest.mark.parametrize("path, location", [
     ("/api/categories/", "/api/categories"),
     ("/api/names/", "/api/names"),
