@@ -47,7 +47,8 @@ from runtime.http.routing import any_method
 from runtime.http.security import SecurityHeadersMiddleware
 from runtime.mcp.lazy import LazyMcp
 from runtime.mcp.transport import McpErrorEnvelope
-from runtime.names import BadRequest, list_page, parse_list_query, unknown_or_redirect
+from runtime.names import (BadRequest, canonical_page, list_page, parse_list_query, unknown_category,
+                           unknown_or_redirect)
 from runtime.search import parse_search_query, search_results
 from runtime.settings import Settings
 from runtime.static import StaticRoutes, dynamic_file, send_file
@@ -259,12 +260,7 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
         return unknown_or_redirect(request, dist(), request.path_params["slug"], "/api/names/")
 
     async def category(request: Request) -> Response:
-        slug = request.path_params["slug"]
-        d = dist()
-        if f"/api/categories/{slug.lower()}" in d.routes:
-            return RedirectResponse(f"/api/categories/{slug.lower()}", status_code=301)
-        return error_response(404, f"No category with the slug '{slug}'.",
-                              f"valid categories: {', '.join(d.categories)} (see /api/categories)")
+        return unknown_category(request, dist(), request.path_params["slug"])
 
     async def page(request: Request) -> Response:
         slug = request.path_params["slug"]
@@ -304,8 +300,12 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
         page; anything else the 404 page."""
         path = request.url.path
         other = path.rstrip("/") if path.endswith("/") else path + "/"
+        query = f"?{request.url.query}" if request.url.query else ""
         if other and other != path and other in dist().routes:
-            return RedirectResponse(other + (f"?{request.url.query}" if request.url.query else ""), status_code=301)
+            return RedirectResponse(other + query, status_code=301)
+        canonical = canonical_page(path, dist().routes)  # /categories/Tiere/ → /categories/tiere/
+        if canonical is not None:
+            return RedirectResponse(canonical + query, status_code=301)
         return Response(dist().not_found_html, status_code=404, media_type=HTML)
 
     async def http_error(request: Request, exc: Exception) -> Response:

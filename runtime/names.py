@@ -6,6 +6,7 @@ loaded summaries with the same builder the build uses, so both give the same byt
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
@@ -112,3 +113,31 @@ def unknown_or_redirect(request: Request, dist: Dist, slug: str, prefix: str, su
     if suggestion:
         hint = f"did you mean '{suggestion}' ({prefix}{suggestion}{suffix})? Or {hint}"
     return error_response(404, f"No name with the slug '{shown}'.", hint)
+
+
+def unknown_category(request: Request, dist: Dist, slug: str) -> Response:
+    """301 to the canonical spelling of a category slug (`Tiere`, `für-sie` → `tiere`, `fuer-sie`), else 404
+    naming the slug, the closest category and where to search and list (contract, error rule 2)."""
+    canonical = slugify(slug)
+    if canonical and canonical != slug and f"/api/categories/{canonical}" in dist.routes:
+        return RedirectResponse(f"/api/categories/{quote(canonical)}" + (f"?{request.url.query}" if request.url.query
+                                                                         else ""), status_code=301)
+    shown = slug if len(slug) <= 80 else slug[:77] + "…"
+    suggestion = closest(canonical or slug, dist.categories) if len(slug) <= 80 else None
+    words = " ".join(slug.replace("-", " ").split())[:80]
+    hint = (f"list the categories at /api/categories ({', '.join(dist.categories)}), or search names with "
+            f"/api/search?q={quote(words)}")
+    if suggestion:
+        hint = f"did you mean '{suggestion}' (/api/categories/{suggestion})? Or {hint}"
+    return error_response(404, f"No category with the slug '{shown}'.", hint)
+
+
+def canonical_page(path: str, routes: Mapping[str, object]) -> str | None:
+    """The page a path names in another spelling (upper case, umlauts: `/categories/Für-Sie/`), if there is one."""
+    if len(path) > 200:
+        return None
+    canonical = "/".join(slugify(part) if part else part for part in path.split("/"))
+    for candidate in (canonical, canonical.rstrip("/") + "/"):
+        if candidate != path and candidate in routes:
+            return quote(candidate)
+    return None

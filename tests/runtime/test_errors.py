@@ -92,6 +92,31 @@ def test_trailing_slash_is_a_308_to_the_canonical_path(client: TestClient, path:
     assert client.get(path).status_code in (200, 404)  # and the target answers
 
 
+@pytest.mark.parametrize("path, location", [
+    ("/api/categories/Tiere", "/api/categories/tiere"),
+    ("/api/categories/F%C3%BCr-Sie", "/api/categories/fuer-sie"),
+    ("/api/categories/m%C3%A4rchen?x=1", "/api/categories/maerchen?x=1"),
+    ("/categories/Tiere/", "/categories/tiere/"),
+    ("/categories/f%C3%BCr-sie/", "/categories/fuer-sie/"),
+    ("/categories/M%C3%A4rchen", "/categories/maerchen/"),
+])
+def test_another_spelling_of_a_category_is_a_301(client: TestClient, path: str, location: str) -> None:
+    """Upper case and umlauts, as a name's slug is (`/api/names/B%C3%A4rchen`): `für-sie` and the pages' `Tiere`
+    were 404."""
+    response = client.get(path, follow_redirects=False)
+    assert response.status_code == 301 and response.headers["location"] == location, response.text
+    assert client.get(path).status_code == 200
+
+
+def test_an_unknown_category_points_at_search_and_the_lists(client: TestClient) -> None:
+    """Error rule 2 of the contract: the message names the slug, the hint points at search and list endpoints."""
+    body = client.get("/api/categories/tire").json()["error"]
+    assert body["code"] == "not_found" and "'tire'" in body["message"]
+    assert "did you mean 'tiere' (/api/categories/tiere)" in body["hint"]
+    assert "/api/search?q=tire" in body["hint"] and "/api/categories" in body["hint"]
+    assert client.get("/categories/nirgends/").status_code == 404
+
+
 def test_post_endpoints_with_a_trailing_slash(client: TestClient) -> None:
     """POST /ask/ and /mcp/ were 405 with `Allow: HEAD, GET` (and GET an HTML 404): now a POST is a 308 that
     keeps method and body, and other methods are refused as on /ask and /mcp."""
