@@ -60,10 +60,12 @@ def server_card(kb: KnowledgeBase) -> dict[str, Any]:
 
 
 def api_catalog(base: str) -> dict[str, Any]:
-    """RFC 9727 linkset: where the API's description, documentation, status and MCP endpoint are."""
+    """RFC 9727 linkset: where the API's description, documentation, status and MCP endpoint are. The REST API is
+    anchored at the base URL, as OpenAPI's `servers` and the protected-resource metadata name it (`/api/` was
+    redirected to `/api`, which is no resource)."""
     return {"linkset": [
         {
-            "anchor": f"{base}/api/",
+            "anchor": f"{base}/",
             "service-desc": [{"href": f"{base}/openapi.json", "type": "application/vnd.oai.openapi+json;version=3.1"}],
             "service-doc": [{"href": f"{base}/docs", "type": "text/html"}],
             "status": [{"href": f"{base}/api/status", "type": "application/json"}],

@@ -27,6 +27,7 @@ def test_api_catalog(client: TestClient) -> None:
     assert api["service-doc"][0]["href"] == "http://testserver/docs"
     assert api["status"][0]["href"] == "http://testserver/api/status"
     assert links[1]["anchor"] == "http://testserver/mcp"
+    assert api["anchor"] == "http://testserver/" and client.get(api["anchor"]).status_code == 200
     head = client.head("/.well-known/api-catalog")
     assert head.status_code == 200 and head.content == b""
     assert head.headers["link"] == '<http://testserver/.well-known/api-catalog>; rel="api-catalog"'
