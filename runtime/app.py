@@ -411,7 +411,7 @@ class PetgenApp:
             self.ratelimit.shared = SharedWindowCounter(self.shared, self.ratelimit.store)
         # CORS outermost: even a 429 can be read by a browser; on /mcp, a 429 or 413 is a JSON-RPC error too.
         self.cors = CORSMiddleware(McpErrorEnvelope(self.ratelimit), allowed_origins=settings.allowed_origins,
-                                   post_paths=POST_PATHS)
+                                   post_paths=POST_PATHS, preflight_headers=self.ratelimit.preflight_headers)
         self.asgi = SecurityHeadersMiddleware(self.cors)  # around everything: preflights and 429s included
         self.metrics = self._metrics()
         # Outermost, the fast lane included: request id, access log, metrics (runtime/http/observe.py).

@@ -77,8 +77,9 @@ class WindowCounter:
         """Count a request for `key` if it is allowed (`limit`: this key's budget, by default the counter's)."""
         return Decision(*self.count(key, self.limit if limit is None else limit))
 
-    def count(self, key: str, limit: int) -> tuple[bool, int, int, int]:
-        """`hit` as a plain tuple (allowed, remaining, reset, retry_after): what the middleware calls."""
+    def count(self, key: str, limit: int, take: bool = True) -> tuple[bool, int, int, int]:
+        """`hit` as a plain tuple (allowed, remaining, reset, retry_after): what the middleware calls. With `take`
+        off, what a request would be told, without counting it (a CORS preflight)."""
         now = self.clock()
         number = int(now // self.window)
         elapsed = now - number * self.window
@@ -91,6 +92,8 @@ class WindowCounter:
             previous, current = entry[1], entry[2]
         used = int(previous * (1 - elapsed / self.window)) + current
         allowed = used < limit
+        if not take:
+            return decide(limit, self.window, previous, current, elapsed, allowed)
         if allowed:
             current += 1
         if entry is None or entry[0] != number:
@@ -148,7 +151,7 @@ RATE_KEY = "petgen.rate_key"  # the scope entry naming the budget a request coun
 
 
 class CountStore(Protocol):
-    async def hit(self, key: str, limit: int) -> Decision: ...  # see runtime/clients/sharedcounter.py
+    async def hit(self, key: str, limit: int, take: bool = True) -> Decision: ...  # runtime/clients/sharedcounter.py
 
 
 class BotIdentity(Protocol):
@@ -201,14 +204,15 @@ class RateLimitMiddleware:
                                                    f'"{name}";r='.encode())
         return found
 
-    async def evaluate(self, scope: dict[str, Any]) -> tuple[bool, list[tuple[bytes, bytes]]]:
+    async def evaluate(self, scope: dict[str, Any], take: bool = True) -> tuple[bool, list[tuple[bytes, bytes]]]:
         """Count this request against its budget; return (allowed, the rate-limit headers for its response).
+        With `take` off, the headers of the client's budget as it stands, without counting (`preflight_headers`).
 
         A verified bot counts against its own quota; anyone else, a bot whose signature fails included,
         against the per-IP budget (`X-Petname-Bot` then says why the signature did not count)."""
         bot: Bot | None = None
         status = b""
-        if self.bots is not None and self.bots.signed(scope):
+        if take and self.bots is not None and self.bots.signed(scope):
             bot, status = await self.bots.verify(scope)
         if bot is not None:
             key, limit, policy = f"bot:{bot.name}", bot.quota, self._policy(BOT_POLICY, bot.quota)
@@ -216,9 +220,9 @@ class RateLimitMiddleware:
             key, limit, policy = self.client_key(scope), self.limit, self.ip_policy
         scope[RATE_KEY] = key  # for the access log (runtime/http/observe.py)
         if self.shared is None:
-            allowed, left, resets, retry = self.store.count(key, limit)
+            allowed, left, resets, retry = self.store.count(key, limit, take)
         else:
-            allowed, left, resets, retry = await self.shared.hit(key, limit)
+            allowed, left, resets, retry = await self.shared.hit(key, limit, take)
         remaining, reset = str(left).encode(), str(resets).encode()
         headers = [
             (b"x-ratelimit-limit", policy[0]),
@@ -232,6 +236,13 @@ class RateLimitMiddleware:
         if status:
             headers.append((BOT_HEADER, status))
         return allowed, headers
+
+    async def preflight_headers(self, scope: dict[str, Any]) -> list[tuple[bytes, bytes]]:
+        """The rate-limit headers of a CORS preflight: the client's budget, which a preflight does not use."""
+        if self.limit <= 0:
+            return []
+        allowed, headers = await self.evaluate(scope, take=False)
+        return headers
 
     def client_key(self, scope: dict[str, Any]) -> str:
         """The per-IP budget's key: the client a signed proxy vouches for, else `client_ip`."""

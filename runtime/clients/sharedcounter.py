@@ -20,7 +20,8 @@ from runtime.clients.sharedstore import SharedStore, StoreUnavailable
 
 PREFIX = "petgen:rate"
 
-# KEYS[1]: the budget's key. ARGV: limit, window (seconds). Returns {allowed, previous, current, elapsed}.
+# KEYS[1]: the budget's key. ARGV: limit, window (seconds), take (1: count the request; 0: only read the counts,
+# for a CORS preflight). Returns {allowed, previous, current, elapsed}.
 SCRIPT = """
 local limit, window = tonumber(ARGV[1]), tonumber(ARGV[2])
 local time = redis.call('TIME')
@@ -40,7 +41,12 @@ end
 local allowed = 0
 if math.floor(previous * (1 - elapsed / window)) + current < limit then
   allowed = 1
+  if ARGV[3] == '0' then
+    return {allowed, previous, current, string.format('%.6f', elapsed)}
+  end
   current = current + 1
+elseif ARGV[3] == '0' then
+  return {allowed, previous, current, string.format('%.6f', elapsed)}
 end
 redis.call('HSET', KEYS[1], 'n', number, 'p', previous, 'c', current)
 redis.call('PEXPIREAT', KEYS[1], (number + 2) * window * 1000)
@@ -63,12 +69,13 @@ class SharedWindowCounter:
         self.fallback = fallback
         self.window = fallback.window
 
-    async def hit(self, key: str, limit: int) -> Decision:
-        """Count a request for `key` in Redis, or in this process while Redis is away."""
+    async def hit(self, key: str, limit: int, take: bool = True) -> Decision:
+        """Count a request for `key` in Redis, or in this process while Redis is away (with `take` off, only
+        read what the budget stands at)."""
         redis_key = f"{PREFIX}:{self.window}:{key}"
         try:
             allowed, previous, current, elapsed = await self.store.run(
-                lambda client: run_script(client, [redis_key], [limit, self.window]))
+                lambda client: run_script(client, [redis_key], [limit, self.window, int(take)]))
         except StoreUnavailable:
-            return self.fallback.hit(key, limit)
+            return Decision(*self.fallback.count(key, limit, take))
         return decide(limit, self.window, int(previous), int(current), float(elapsed), bool(allowed))

@@ -4,12 +4,13 @@ The API is anonymous and read-only, so by default any origin may read it (`*`, n
 operator can restrict it to a list of origins (`--allow-origin`, `PETGEN_ALLOWED_ORIGINS`): then an
 allowed Origin is echoed with `Vary: Origin`, any other gets no `Access-Control-Allow-Origin`, in the
 preflight and in the real response alike. A preflight names the methods the path really serves (POST
-on the POST endpoints, GET and HEAD everywhere else), so what it allows is what the request gets.
+on the POST endpoints, GET and HEAD everywhere else), so what it allows is what the request gets. A
+preflight is not counted against the rate limit, but carries its headers (the client's budget as it stands).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 from petgen.contract.security import CORS_ALLOWED_HEADERS, CORS_EXPOSED
@@ -28,10 +29,13 @@ def normalise_origin(origin: str) -> str:
 
 class CORSMiddleware:
     def __init__(self, app: Callable[..., Any], *, allowed_origins: Collection[str] = (),
-                 post_paths: Collection[str] = ()) -> None:
+                 post_paths: Collection[str] = (),
+                 preflight_headers: Callable[[dict[str, Any]], Awaitable[list[tuple[bytes, bytes]]]] | None = None,
+                 ) -> None:
         self.app = app
         self.allowed_origins = frozenset(normalise_origin(origin) for origin in allowed_origins)
         self.post_paths = frozenset(post_paths)
+        self.preflight_headers = preflight_headers  # the rate limiter's, for its headers on every response
 
     def headers_for(self, scope: dict[str, Any]) -> list[tuple[bytes, bytes]]:
         """The CORS headers of a response to this request."""
@@ -54,12 +58,14 @@ class CORSMiddleware:
             return
         cors = self.headers_for(scope)
         if scope["method"] == "OPTIONS" and any(k == b"access-control-request-method" for k, _ in scope["headers"]):
+            extra = await self.preflight_headers(scope) if self.preflight_headers is not None else []
             await send({"type": "http.response.start", "status": 204, "headers": [
                 *cors,
                 (b"access-control-allow-methods", self.methods_for(scope["path"])),
                 (b"access-control-allow-headers", ALLOWED_HEADERS),
                 (b"access-control-max-age", b"86400"),
                 (b"content-length", b"0"),
+                *extra,
             ]})
             await send({"type": "http.response.body", "body": b""})
             return

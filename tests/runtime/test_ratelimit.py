@@ -36,6 +36,23 @@ def test_headers_on_every_status(dist: Path, make_client: Callable[..., TestClie
     assert responses[413].headers["x-ratelimit-remaining"] == "52"
 
 
+def test_a_preflight_carries_the_budget_without_using_it(dist: Path, make_client: Callable[..., TestClient]) -> None:
+    """Rate-limit headers are on every response (contract), a CORS preflight's too; it does not count."""
+    client = make_client(dist, rate_limit=3)
+    ask = {"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
+    first = client.options("/ask", headers=ask)
+    assert first.status_code == 204 and first.headers["x-ratelimit-remaining"] == "3"
+    for header in HEADERS:
+        assert header in first.headers, header
+    assert client.get("/api/status").headers["x-ratelimit-remaining"] == "2"
+    assert client.options("/api/names", headers=ask).headers["x-ratelimit-remaining"] == "2"
+    assert [client.get("/api/status").status_code for _ in range(3)] == [200, 200, 429]
+    spent = client.options("/ask", headers=ask)  # answered all the same: the browser learns of the 429 after it
+    assert spent.status_code == 204 and spent.headers["x-ratelimit-remaining"] == "0"
+    assert 1 <= int(spent.headers["retry-after"]) <= 60
+    assert "x-ratelimit-limit" not in make_client(dist, rate_limit=0).options("/ask", headers=ask).headers
+
+
 def test_429_after_the_budget(dist: Path, make_client: Callable[..., TestClient]) -> None:
     client = make_client(dist)
     for i in range(60):

@@ -64,6 +64,19 @@ def test_the_61st_request_across_two_replicas_is_refused(tmp_path: Path, redis_u
             assert refused.headers["x-ratelimit-remaining"] == "0"
 
 
+def test_a_preflight_reads_the_shared_budget_without_using_it(tmp_path: Path, redis_url: str) -> None:
+    dist, _ = site_with_bot(tmp_path)
+    ask = {"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
+    with replicas(dist, redis_url) as (a, b):
+        fresh_window(60)
+        assert a.get("/api/names/apfel").headers["x-ratelimit-remaining"] == "59"
+        for client in (a, b, a):
+            preflight = client.options("/ask", headers=ask)
+            assert preflight.status_code == 204 and preflight.headers["x-ratelimit-remaining"] == "59", \
+                preflight.headers
+        assert b.get("/api/names/apfel").headers["x-ratelimit-remaining"] == "58"
+
+
 def test_a_bots_budget_is_shared_across_replicas(tmp_path: Path, redis_url: str) -> None:
     dist, bot = site_with_bot(tmp_path, quota=70)
     with replicas(dist, redis_url) as (a, b):
