@@ -186,15 +186,16 @@ def _unknown_slug(dist: Dist, slug: str) -> ToolError:
 def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> PetgenMCP:
     """The MCP server with the tools, resources and prompt declared in petgen/contract/mcp.py.
 
-    The functions below validate the arguments (their signatures carry the types and bounds); every name,
+    The functions below validate the arguments (their signatures carry the types and bounds; integers strictly,
+    as the declared schema's `integer`: `true`, `"007"`, `1e2` are errors, not 1, 7 and 100); every name,
     title, description and listed schema comes from the declaration, which the server card is written from.
     """
 
     def list_names(
         category: str | None = None, mood: str | None = None, relationship: str | None = None,
         gender: str | None = None, region: str | None = None, language: str | None = None,
-        limit: Annotated[int, Field(ge=1, le=NAMES_MAX_LIMIT)] = NAMES_DEFAULT_LIMIT,
-        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET)] = 0,
+        limit: Annotated[int, Field(ge=1, le=NAMES_MAX_LIMIT, strict=True)] = NAMES_DEFAULT_LIMIT,
+        offset: Annotated[int, Field(ge=0, le=MAX_OFFSET, strict=True)] = 0,
     ) -> CallToolResult:
         d = dist()
         try:
@@ -220,7 +221,7 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
     def list_categories() -> CallToolResult:
         return _result(_file_json(dist(), "/api/categories"))
 
-    def search(query: str, limit: Annotated[int, Field(ge=1, le=SEARCH_MAX_LIMIT)] = SEARCH_DEFAULT_LIMIT
+    def search(query: str, limit: Annotated[int, Field(ge=1, le=SEARCH_MAX_LIMIT, strict=True)] = SEARCH_DEFAULT_LIMIT
                ) -> CallToolResult:
         q = search_query(query)
         if len(q) < 2:

@@ -196,6 +196,12 @@ def test_protocol_errors_are_invalid_params_with_one_line(mcp_base: str, caplog:
     ({"limit": 201}, "limit: Input should be less than or equal to 200"),
     ({"limit": 0}, "limit: Input should be greater than or equal to 1"),
     ({"catgory": "tiere"}, "unknown argument 'catgory' (did you mean 'category'?)"),
+    ({"limit": True}, "limit: Input should be a valid integer"),  # was taken as 1
+    ({"limit": "007"}, "limit: Input should be a valid integer"),  # 7
+    ({"limit": " 5 "}, "limit: Input should be a valid integer"),  # 5
+    ({"limit": 1e2}, "limit: Input should be a valid integer"),  # 100
+    ({"offset": 5.0}, "offset: Input should be a valid integer"),
+    ({"category": 5}, "category: Input should be a valid string"),
 ])
 def test_tool_argument_errors_are_tool_results_the_model_can_read(mcp_base: str, arguments: dict[str, Any],
                                                                    problem: str) -> None:
