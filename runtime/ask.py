@@ -21,6 +21,7 @@ from petgen.contract.limits import ASK_MAX_QUERY as MAX_QUERY
 from petgen.contract.resources import license_of
 from petgen.search.query import Hit
 from runtime.builds.dist import Dist
+from runtime.http.params import BadBody, json_object
 from runtime.understanding import Answer, Understanding, answer, understand
 
 __all__ = ["Answer", "Lexicon", "Understanding", "answer", "understand"]
@@ -68,16 +69,10 @@ def wants_streaming(headers: Mapping[str, str]) -> bool:
 
 def parse_ask_request(body: bytes, headers: Mapping[str, str], site: str) -> AskRequest:
     """Accept `{query, site?, limit?}` and the NLWeb 0.54 shape `{query: {text, site?}, prefer: {streaming}}`."""
-    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
-    if content_type != "application/json":
-        raise BadAsk(f"Content-Type must be application/json, not '{content_type or 'missing'}'.",
-                     'send a JSON body such as {"query": "Was bedeutet Spatzl?"}', status=415)
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise BadAsk(f"The body is not valid JSON ({exc}).", 'send {"query": "…"}') from None
-    if not isinstance(data, dict):
-        raise BadAsk("The body must be a JSON object.", 'send {"query": "…"}')
+        data = json_object(body, headers.get("content-type", ""), '{"query": "Was bedeutet Spatzl?"}')
+    except BadBody as exc:
+        raise BadAsk(exc.message, exc.hint, exc.status) from None
     query, requested_site, streaming = data.get("query"), data.get("site"), False
     for holder in (data, query if isinstance(query, dict) else {}):
         if "site" in holder and not isinstance(holder["site"], str):

@@ -10,7 +10,10 @@ contract would accept.
 from __future__ import annotations
 
 import re
+from typing import Any
 from urllib.parse import parse_qsl
+
+import orjson
 
 from petgen.content.model import closest
 
@@ -66,3 +69,37 @@ def whole_number(name: str, raw: str, low: int, high: int, example: int) -> int:
 def shown(text: str, width: int = 40) -> str:
     """Client text quoted back in a message: bounded, so an error never echoes a megabyte."""
     return text if len(text) <= width else text[:width - 1] + "…"
+
+
+class BadBody(Exception):
+    """A request body that is not a JSON object: `status` (415 or 400), `message`, `hint` (with `example`)."""
+
+    def __init__(self, status: int, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.status, self.message, self.hint = status, message, hint
+
+
+def json_object(body: bytes, content_type: str, example: str) -> dict[str, Any]:
+    """The JSON object a POST body holds, sent as `application/json` in UTF-8 (RFC 8259: JSON exchanged between
+    systems is UTF-8; a `charset` naming anything else is refused rather than misread); `example` goes in the hint."""
+    media, _, parameters = content_type.partition(";")
+    if media.strip().lower() != "application/json":
+        raise BadBody(415, f"Content-Type must be application/json, not '{shown(media.strip()) or 'missing'}'.",
+                      f"send a JSON body such as {example}")
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        charset = value.strip().strip('"').lower()
+        if name.strip().lower() == "charset" and charset not in ("utf-8", "utf8"):
+            raise BadBody(415, f"JSON is sent in UTF-8, not '{shown(charset)}'.",
+                          "encode the body as UTF-8 and send Content-Type: application/json")
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError:
+            raise BadBody(400, "The body is not UTF-8, which JSON is sent in.", "encode the body as UTF-8") from None
+        raise BadBody(400, f"The body is not valid JSON ({exc}).", f"send {example}") from None
+    if not isinstance(data, dict):
+        raise BadBody(400, "The body must be a JSON object.", f"send {example}")
+    return data

@@ -18,7 +18,7 @@ from starlette.routing import Route
 
 from petgen.contract.resources import encode
 from runtime.http.errors import JSON, error_response
-from runtime.http.params import shown
+from runtime.http.params import BadBody, json_object, shown
 from runtime.http.routing import any_method
 from runtime.webhooks.destinations import Refused, check_destination
 from runtime.webhooks.model import EVENT_TYPES, MAX_DESCRIPTION, Subscription, Token, new_id, new_secret, token_hash
@@ -40,21 +40,20 @@ class BadInput(Exception):
 
 def parse_subscription_request(content_type: str, body: bytes) -> tuple[str, tuple[str, ...], str]:
     """(url, events, description) from a POST /webhooks body; BadInput saying what to fix."""
-    if content_type.split(";")[0].strip().lower() != "application/json":
-        raise BadInput(415, "The body must be JSON, sent as Content-Type: application/json.",
-                       'send {"url": "https://…", "events": ["entry.updated"]}')
     try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError as exc:
-        raise BadInput(400, f"The body is not valid JSON ({exc}).", 'send {"url": "https://…"}') from None
-    if not isinstance(data, dict):
-        raise BadInput(400, "The body must be a JSON object.", 'send {"url": "https://…"}')
+        data = json_object(body, content_type, '{"url": "https://…", "events": ["entry.updated"]}')
+    except BadBody as exc:
+        raise BadInput(exc.status, exc.message, exc.hint) from None
     unknown = [key for key in data if key not in FIELDS]
     if unknown:
         raise BadInput(400, f"Unknown field {shown(str(unknown[0]))!r} in the body.",
                        "the fields are url (required), events and description")
     url = data.get("url")
-    if not isinstance(url, str) or not url:
+    if "url" in data and not isinstance(url, str):
+        kind = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}
+        raise BadInput(400, f"'url' must be a string, not {kind.get(type(url), 'null')}.",
+                       'send {"url": "https://example.com/hooks/petnames"}')
+    if not url:
         raise BadInput(400, "'url' is required: the https URL that receives the events.",
                        'send {"url": "https://example.com/hooks/petnames"}')
     events = data.get("events", list(EVENT_TYPES))

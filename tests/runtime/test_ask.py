@@ -156,6 +156,14 @@ def test_bad_json_and_content_type(kb: TestClient) -> None:
     response = kb.post("/ask", content=b"query=Maus", headers={"content-type": "application/x-www-form-urlencoded"})
     assert response.status_code == 415 and response.json()["error"]["code"] == "unsupported_media_type"
     assert kb.get("/ask").status_code == 405
+    latin1 = '{"query": "Bärchen"}'.encode("latin-1")
+    response = kb.post("/ask", content=latin1, headers={"content-type": "application/json; charset=latin1"})
+    assert response.status_code == 415 and response.json()["error"]["message"] == "JSON is sent in UTF-8, not 'latin1'."
+    response = kb.post("/ask", content=latin1, headers={"content-type": "application/json"})
+    assert response.status_code == 400 and response.json()["error"]["message"] == \
+        "The body is not UTF-8, which JSON is sent in."
+    utf8 = kb.post("/ask", content='{"query": "Bärchen"}'.encode(), headers={"content-type": 'application/json; charset="UTF-8"'})
+    assert utf8.status_code == 200
 
 
 def _events(client: httpx.Client, **kwargs: object) -> list[tuple[str, dict]]:
