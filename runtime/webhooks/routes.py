@@ -11,7 +11,6 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
-import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
