@@ -93,7 +93,8 @@ def parse_message(body: bytes) -> dict[str, Any]:
     if "id" in message:
         if request_id is None and not (message["id"] is None and "error" in message and "method" not in message):
             raise BadMessage(INVALID_REQUEST, "Invalid Request: 'id' must be a string or an integer within "
-                                              "±(2^53−1); null is not allowed in requests.")
+                                              "±(2^53−1)" + ("; null is not allowed in requests." if message["id"]
+                                                             is None else f", not {_kind(message['id'])}."))
         message["id"] = request_id
     if "method" in message:
         if not isinstance(message["method"], str):  # an unknown name, "" included, is the SDK's -32601
@@ -106,6 +107,17 @@ def parse_message(body: bytes) -> dict[str, Any]:
         return message
     _check_response(message)
     return message
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value that is not a valid id is, in words."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, float) and not value.is_integer():
+        return "a number with a fraction"
+    if isinstance(value, (int, float)):
+        return "a number beyond that range"
+    return {list: "an array", dict: "an object"}.get(type(value), "this")
 
 
 def nested_deeper(value: Any, limit: int) -> bool:

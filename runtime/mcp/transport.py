@@ -215,6 +215,9 @@ class ResponseShaper:
             is_json = content_type.split(b";")[0].strip() == JSON
             rewrite = (message["status"] >= 400 and not is_json) or (self.sse and message["status"] == 200 and is_json)
             if not rewrite:
+                if message["status"] == 202:  # accepted, no body: the SDK names a media type all the same
+                    message = {**message, "headers": [(k, v) for k, v in message.get("headers", [])
+                                                      if k != b"content-type"]}
                 await self.send(message)
                 return
             self.start = message

@@ -96,6 +96,18 @@ def test_bad_envelopes_get_the_spec_code(open_base: str, body: bytes, status: in
     rpc_error(post(open_base, body), status, code, request_id)
 
 
+@pytest.mark.parametrize(("request_id", "said"), [
+    (b"1.5", "not a number with a fraction"), (b"{}", "not an object"), (b"[1]", "not an array"),
+    (b"true", "not a boolean"), (b"9007199254740992", "not a number beyond that range"),
+    (b"null", "null is not allowed in requests"),
+])
+def test_an_invalid_id_is_named_for_what_it_is(open_base: str, request_id: bytes, said: str) -> None:
+    """`"id": 1.5` was refused with '… null is not allowed in requests', which it was not."""
+    body = b'{"jsonrpc":"2.0","id":' + request_id + b',"method":"ping"}'
+    message = rpc_error(post(open_base, body), 400, -32600, None)["message"]
+    assert message.startswith("Invalid Request: 'id' must be a string or an integer") and said in message, message
+
+
 def test_an_integral_float_id_is_answered_as_an_integer(open_base: str) -> None:
     response = post(open_base, b'{"jsonrpc":"2.0","id":7.0,"method":"ping"}')
     assert response.status_code == 200 and response.json() == {"jsonrpc": "2.0", "id": 7, "result": {}}
@@ -104,7 +116,7 @@ def test_an_integral_float_id_is_answered_as_an_integer(open_base: str) -> None:
 def test_notifications_and_responses_are_accepted(open_base: str) -> None:
     for body in (b'{"jsonrpc":"2.0","method":"notifications/initialized"}', b'{"jsonrpc":"2.0","id":3,"result":{}}'):
         response = post(open_base, body, **{"mcp-protocol-version": "2025-06-18"})
-        assert response.status_code == 202 and response.content == b""
+        assert response.status_code == 202 and response.content == b"" and "content-type" not in response.headers
 
 
 @pytest.mark.parametrize(("accept", "mode"), [
