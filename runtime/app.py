@@ -577,6 +577,9 @@ def create_app(settings: Settings | None = None) -> PetgenApp:
     """Build the app; without settings (a bare ASGI server's factory), read them from PETGEN_* environment
     variables and set up logging unless the server did."""
     if settings is None:
-        settings = Settings.from_env()
+        try:
+            settings = Settings.from_env()
+        except ValueError as exc:  # one line naming the variable, as `petgen serve` says it, not a traceback
+            raise SystemExit(f"petgen: invalid setting: {exc} (docs/operations.md#settings)") from None
         ensure_logging(settings.log_level, settings.log_format)
     return PetgenApp(settings)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +21,7 @@ from petgen.build.pipeline import build
 from petgen.cli.main import uvicorn_options
 from runtime.app import create_app
 from runtime.settings import Settings
-from tests.conftest import write_site
+from tests.conftest import REPO, write_site
 
 
 def free_port() -> int:
@@ -114,3 +117,13 @@ def test_a_server_without_the_lifespan_is_named_in_the_log(lifespan: str, dist: 
             assert httpx.get(f"{base}/api/names", timeout=10).status_code == 200
     warned = [r for r in caplog.records if "sent no lifespan events" in r.getMessage()]
     assert len(warned) == (1 if lifespan == "off" else 0), [r.getMessage() for r in caplog.records]
+
+
+def test_the_bare_factory_names_a_bad_setting_in_one_line(tmp_path: Path) -> None:
+    """`uvicorn --factory runtime.app:create_app` with an invalid PETGEN_* value printed a 46-line traceback."""
+    env = {**os.environ, "PETGEN_DIST": str(tmp_path / "dist"), "PETGEN_RATE_LIMIT": "abc"}
+    done = subprocess.run([sys.executable, "-m", "uvicorn", "--factory", "runtime.app:create_app", "--port",
+                           str(free_port())], env=env, cwd=REPO, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "PETGEN_RATE_LIMIT must be a whole number, not 'abc'" in done.stderr.strip().splitlines()[-1]
