@@ -19,7 +19,8 @@ ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode(403, "forbidden", "The request's Origin is not allowed by the operator's origin list (/mcp)."),
     ErrorCode(404, "not_found", "No entry, category or endpoint at this path; the hint names the closest match."),
     ErrorCode(405, "method_not_allowed", "The method is not supported here; the `Allow` header lists what is."),
-    ErrorCode(406, "not_acceptable", "The Accept header allows none of the media types this endpoint answers with."),
+    ErrorCode(406, "not_acceptable", "/mcp only: the Accept header allows neither application/json nor "
+              "text/event-stream."),
     ErrorCode(408, "request_timeout", "The request's headers or body arrived too slowly."),
     ErrorCode(409, "conflict", "The webhook subscription exists already for this URL, or the token holds the most "
                                "it may; the hint says what to do."),

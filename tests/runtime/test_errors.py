@@ -44,7 +44,6 @@ ERROR = Draft202012Validator(schema_for("Error"))
     ("GET", "/api/names?category=" + "x" * 5000, 400),
     ("GET", "/api/names?mood=" + "x" * 5000, 400),
     ("GET", "/api/search?q=%FF%FE", 400),  # not UTF-8: was searched for as two replacement characters
-    ("GET", "/api/search?q=%00%00", 400),  # control characters
     ("GET", "/api/search?q=ma%C3", 400),  # a truncated sequence
     ("GET", "/api/names?category=%FF", 400),
 ])
