@@ -161,7 +161,7 @@ class Entry:
     sentences: list[tuple[str, str, str]] = field(default_factory=list, repr=False)  # (field, key, sentence)
     terms: dict[str, float] | None = field(default=None, repr=False)  # search terms, see `search_fields`
     name_keys: tuple[str, ...] = field(default=(), repr=False)  # title and variants folded (validate.py)
-    phrases: tuple[int, ...] = field(default=(), repr=False)  # hashed five-word phrases (validate.py)
+    phrases: bytes = field(default=b"", repr=False)  # hashed five-word phrases, packed (validate.py)
 
     def search_fields(self) -> dict[str, list[str]]:
         """The texts the search index covers, by field (petgen/search/index.py weighs them)."""
