@@ -76,6 +76,10 @@ class Browse:
         self.moods = {m.slug: m for m in kb.moods}
         self.titles = {f: {v.slug: v.title for v in values} for f, values in kb.facets.values.items()}
 
+    def __getstate__(self) -> dict:
+        """Pickled for the page workers: the lookups of `pills` only (not the knowledge base, not the lists)."""
+        return {key: getattr(self, key) for key in ("base", "alias_of", "categories", "moods", "titles")}
+
     def url(self, kind: str, slug: str) -> str:
         return f"{self.base}/{KIND[kind].segment}/{slug}/"
 

@@ -31,6 +31,15 @@ class PageRenderer:
         self.titles = {e.slug: e.title for e in kb.entries}
         self.browse = Browse(kb)
 
+    def __getstate__(self) -> dict:
+        """What a page worker forked before this renderer was made receives (pickled): the lookups, not the
+        compiled template (made again from the site there)."""
+        return {key: value for key, value in self.__dict__.items() if key != "template"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.template = environment(self.site).get_template("name.html")
+
     @cached_property
     def context_key(self) -> str:
         """A hash of everything a page depends on besides its entry and its related entries' titles:
