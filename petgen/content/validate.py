@@ -178,7 +178,7 @@ def check_gender_families(entries: list[Entry], problems: Problems) -> None:
 def check_entry_alone(entry: Entry, problems: Problems) -> None:
     """Rules one entry can be checked against on its own (run in the parse workers)."""
     path = entry.path
-    entry.sentences = sentence_keys(entry)  # compared across entries later, in `validate`
+    entry.sentences = sentence_hashes(entry)  # compared across entries later, in `validate`
     entry.name_keys = name_keys(entry)  # likewise
     entry.phrases = phrase_hashes(entry)  # likewise
     expected = slugify(entry.title)
@@ -324,11 +324,32 @@ def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
     return result
 
 
+def _text_hash(text: str) -> int:
+    """A stable signed 64-bit hash of a text (the same in every process)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
+
+
+def sentence_hashes(entry: Entry) -> bytes:
+    """The comparison keys of `sentence_keys`, hashed and packed: what the parse workers keep of the sentences
+    (a few bytes each instead of three strings); `check_repeated_sentences` reads the sentences themselves
+    again only in the entries that share one."""
+    return np.array([_text_hash(norm) for _, norm, _ in sentence_keys(entry)], dtype=np.int64).tobytes()
+
+
 def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
     """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
+    hashes = [np.frombuffer(entry.sentences or sentence_hashes(entry), dtype=np.int64) for entry in entries]
+    if not hashes:
+        return
+    values, counts = np.unique(np.concatenate(hashes), return_counts=True)
+    shared = set(values[counts > 1].tolist())
     first_seen: dict[str, Entry] = {}
-    for entry in entries:
-        for key, norm, sentence in entry.sentences or sentence_keys(entry):
+    for entry, found in zip(entries, hashes):
+        if shared.isdisjoint(found.tolist()):
+            continue
+        for key, norm, sentence in sentence_keys(entry):
+            if _text_hash(norm) not in shared:
+                continue
             other = first_seen.setdefault(norm, entry)
             if other is not entry:
                 problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
@@ -351,19 +372,16 @@ def phrase_words(entry: Entry) -> list[list[str]]:
             continue
         out: list[str] = []
         i = 0
-        while i < len(found):
-            if found[i] in firsts:
-                for name in names:
-                    if name and found[i:i + len(name)] == name:
-                        out.append(TITLE_MARK)
-                        i += len(name)
-                        break
-                else:
-                    out.append(found[i])
-                    i += 1
-            else:
-                out.append(found[i])
-                i += 1
+        for j in [k for k, word in enumerate(found) if word in firsts]:
+            if j < i:
+                continue
+            for name in names:
+                if name and found[j:j + len(name)] == name:
+                    out += found[i:j]
+                    out.append(TITLE_MARK)
+                    i = j + len(name)
+                    break
+        out += found[i:]
         result.append(out)
     return result
 
