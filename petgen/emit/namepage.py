@@ -11,20 +11,13 @@ from types import SimpleNamespace
 from typing import Any
 
 from jinja2 import Template
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from petgen.content.model import Entry, Site
-from petgen.emit.templating import german_date
+from petgen.emit.templating import esc, german_date
 
 _MARK = "\ue000"  # a private-use character around each value's name in the rendered frame
 _FRAME_VALUES = ("slug", "title", "meaning", "url", "jsonld", "main")
-
-
-def esc(text: str) -> str:
-    """Escape text as Jinja's autoescaping does (markupsafe), without a call when there is nothing to escape."""
-    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
-        return str(escape(text))
-    return text
 
 
 class Frame:

@@ -16,8 +16,8 @@ from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Entry, FacetValue
 from petgen.contract.resources import entry_url
 from petgen.emit.browse import Browse, emit_lists
-from petgen.emit.namepage import Frame, article, esc
-from petgen.emit.templating import emit_assets, environment, markdown, script_json
+from petgen.emit.namepage import Frame, article
+from petgen.emit.templating import emit_assets, environment, esc, markdown, script_json
 
 
 class PageRenderer:
