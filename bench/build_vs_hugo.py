@@ -1,6 +1,6 @@
 """`petgen build` vs Hugo on the same 10,000 synthetic entries, side by side in one run.
 
-    python bench/build_vs_hugo.py [--count 10000] [--rounds 3] [--baseline DIR] [--write-docs]
+    python bench/build_vs_hugo.py [--count 10000[,50000]] [--rounds 3] [--baseline DIR] [--write-docs]
 
 Hugo (Debian's `hugo`) renders every entry to one HTML and one JSON page from the very same
 Markdown files; petgen builds its whole dist (JSON, pages, list pages, manifest) twice per round:
@@ -17,7 +17,8 @@ share with the build counts once, divided among them; and the resident set size 
 where it counts once per process that maps it. Hugo is one process: its PSS is its RSS, less what it shares
 with other programs (its libraries).
 
-`--write-docs` replaces the table between the markers in docs/benchmarks.md with this run's.
+`--count` takes one size or several, comma-separated: each size is a corpus of its own, measured as above,
+one table per size. `--write-docs` replaces the tables between the markers in docs/benchmarks.md with this run's.
 
 `--baseline DIR` adds another checkout of this repository (say, a worktree of main) as two more
 contenders, cold and cached, run from that directory in the same alternation: a change's cost on the
@@ -166,16 +167,30 @@ def versions() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=10_000)
+    parser.add_argument("--count", default="10000", help="entries, or several sizes comma-separated (10000,50000)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline", type=Path, help="another checkout of petgen to compare with")
-    parser.add_argument("--write-docs", action="store_true", help="write the table into docs/benchmarks.md")
+    parser.add_argument("--write-docs", action="store_true", help="write the tables into docs/benchmarks.md")
     args = parser.parse_args()
     if not shutil.which("hugo"):
         sys.exit("hugo not found: apt-get install hugo")
+    counts = [int(count) for count in args.count.split(",")]
+    tables = []
+    for i, count in enumerate(counts):
+        if i:
+            settle(10)  # the last size's trees were just deleted (see `commands`)
+        results, files = measure(count, args)
+        tables.append(render(results, files, args, count))
+        print(tables[-1])
+    if args.write_docs:
+        replace_block("build_vs_hugo.py", "\n".join(tables))
+
+
+def measure(count: int, args: argparse.Namespace) -> tuple[dict[str, list[Run]], dict[str, int]]:
+    """Run every contender `args.rounds` times, alternating, on a corpus of `count` entries."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        corpus = write_corpus(root / "corpus", args.count, taxonomy_from=REPO / "content")
+        corpus = write_corpus(root / "corpus", count, taxonomy_from=REPO / "content")
         edited = root / "corpus-edited"
         shutil.copytree(corpus, edited)
         site = hugo_site(root, corpus)
@@ -218,19 +233,16 @@ def main() -> None:
                 settle()
                 results[tool].append(timed(command, cwd=cwd))
                 files[tool] = sum(1 for p in out.rglob("*") if p.is_file())
-    table = render(results, files, args)
-    print(table)
-    if args.write_docs:
-        replace_block("build_vs_hugo.py", table)
+    return results, files
 
 
-def render(results: dict[str, list[Run]], files: dict[str, int], args: argparse.Namespace) -> str:
+def render(results: dict[str, list[Run]], files: dict[str, int], args: argparse.Namespace, count: int) -> str:
     command = (f"python bench/build_vs_hugo.py --count {args.count} --rounds {args.rounds}"
                + (" --baseline DIR" if args.baseline else "") + " --write-docs")
     hugo_wall = statistics.median(r[0] for r in results["hugo"])
     hugo_rss = max(r[3] for r in results["hugo"])
     hugo_pss = max(r[4] for r in results["hugo"])
-    lines = [(f"{args.count:,} entries, run of {dt.date.today().isoformat()} ({versions()}), load average "
+    lines = [(f"{count:,} entries, run of {dt.date.today().isoformat()} ({versions()}), load average "
               f"{os.getloadavg()[0]:.1f} at the end, `{command}`; medians of {args.rounds} alternating rounds, "
               "peak memory of the whole process tree (build and workers) sampled every 20 ms:"), "",
              ("| tool | wall time | × Hugo | user CPU | system CPU | peak PSS (tree) | × Hugo | peak RSS (tree, summed) "

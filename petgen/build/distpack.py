@@ -137,10 +137,11 @@ def filter_documents(items: list[Summary], data: dict[str, Any]) -> dict[tuple[s
     return found
 
 
-def summary_pack(data: dict[str, Any]) -> bytes:
-    """`_data/summaries.pack` of the data file `data` (`_data/index.json`)."""
+def summary_pack(data: dict[str, Any], encoded: list[bytes] | None = None) -> bytes:
+    """`_data/summaries.pack` of the data file `data` (`_data/index.json`); `encoded`: its items as JSON, if
+    encoded already."""
     items: list[Summary] = data["items"]
-    encoded = list(map(orjson.dumps, items))
+    encoded = encoded if encoded is not None else list(map(orjson.dumps, items))
     arrays: dict[str, np.ndarray] = {
         "items": np.frombuffer(b"".join(encoded), dtype=np.uint8),
         "ends": np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)), dtype=np.uint64),

@@ -8,7 +8,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -17,9 +17,11 @@ from typing import cast
 from petgen import __version__
 from petgen.build.dist import DistWriter, Routes, Unit, manifest_stamp, new_build_dir, retire, swap_in, sweep
 from petgen.build.incremental import BuildState, TreeWriter, load_state, release, save_state, spare_path, target_tree
+from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.emit.api import DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
+from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes
 from petgen.emit.searchindex import INDEX_ROUTE, SEARCH_UNIT, documents, emit_search_index, search_key
 from petgen.emit.site import PageRenderer, emit_site
@@ -63,11 +65,11 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     """
     started = time.perf_counter()
     keep_compiled_templates(cache_dir / "templates" if cache_dir is not None else None)
-    with collector_paused():
+    state = load_state(cache_dir, out_dir)
+    with collector_paused(), early_workers(content_dir, full=state is None) as pool:
         kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
-                                 cache_dir=cache_dir)
+                                 cache_dir=cache_dir, pool=pool)
         outputs = Outputs(kb, cache_dir, runtime_origin, signed_proxies)
-        state = load_state(cache_dir, out_dir)
         pages = PageRenderer(kb)
         keys = entry_keys(kb, pages) if cache_dir is not None else {}
         if state is not None and few_changed(keys, state):
@@ -76,7 +78,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
             if progress:
                 progress(len(kb.entries))
         else:
-            writer, changed = build_full(outputs, out_dir, pages, keys, state, progress), None
+            writer, changed = build_full(outputs, out_dir, pages, keys, state, progress, pool), None
     return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started, changed,
                        len(writer.units), writer.reused)
 
@@ -150,13 +152,15 @@ def few_changed(keys: dict[str, str], state: BuildState) -> bool:
 
 
 def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[str, str],
-               state: BuildState | None, progress: Callable[[int], None] | None) -> DistWriter:
+               state: BuildState | None, progress: Callable[[int], None] | None,
+               pool: Executor | None = None) -> DistWriter:
     """Write every file into a fresh directory and swap it in; with a cache, keep the old tree as the spare."""
     tmp = new_build_dir(out_dir)
     spare = spare_path(out_dir)
     try:
         writer = DistWriter(tmp, context=pages.context_key)
-        emit_entries(outputs.kb, writer, progress=progress, pages=pages, meanwhile=lambda: outputs.emit_rest(writer))
+        emit_entries(outputs.kb, writer, progress=progress, pages=pages, meanwhile=lambda: outputs.emit_rest(writer),
+                     pool=pool)
         outputs.emit_index_files(writer)
         swap_in(tmp, out_dir, keep=spare if state is not None else None)
     except BaseException:
@@ -201,6 +205,29 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
         entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()},
         units=writer.units))
     return writer
+
+
+@contextmanager
+def early_workers(content_dir: Path, *, full: bool) -> Iterator[Executor | None]:
+    """The worker processes that parse and write the entries of a full build of many entries, forked first,
+    while this process holds little more than its code: forked later, each would share the loaded build's
+    heap and copy it page by page as it ran (time in page faults, memory counted again). None when the build
+    is likely incremental (it renders in this process), small, or cannot fork: the stages start their own."""
+    workers = os.cpu_count() or 1
+    if not full or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        yield None
+        return
+    try:
+        many = sum(1 for name in os.listdir(content_dir / "names") if name.endswith(".md")) >= min(
+            PARSE_THRESHOLD, EMIT_THRESHOLD)
+    except OSError:
+        many = False
+    if not many:
+        yield None
+        return
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        pool.submit(int).result()  # all workers are forked at the first task
+        yield pool
 
 
 @contextmanager

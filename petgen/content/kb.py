@@ -7,7 +7,8 @@ import os
 import pickle
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -136,11 +137,13 @@ def _as_read_from(found: tuple[Entry | None, list[Problem]], path: str) -> tuple
 
 
 def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
-                 progress: Progress | None = None, cache_dir: Path | None = None) -> Loaded:
+                 progress: Progress | None = None, cache_dir: Path | None = None,
+                 pool: Executor | None = None) -> Loaded:
     """Parse every names/*.md; return the entries, a hash of the sources, and the entries pickled.
 
     Files found in the cache (`cache_dir`, see petgen/build/cache.py) are not parsed again; the others are
-    parsed in worker processes when there are many of them, and stored in the cache.
+    parsed in worker processes when there are many of them (those of `pool`, else started here), and stored
+    in the cache.
     """
     files = entry_files(content_dir)
     cache = EntryCache(cache_dir, content_dir)
@@ -177,8 +180,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     if workers > 1 and len(missing) >= PARALLEL_THRESHOLD:
         size = chunk_size(len(missing))
         chunks = [missing[i:i + size] for i in range(0, len(missing), size)]
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for blob in pool.map(_parse_chunk, chunks):
+        with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=workers) as executor:
+            for blob in executor.map(_parse_chunk, chunks):
                 records = cache.add_chunk(blob)
                 for key, entry, entry_problems in records:
                     results[key] = (entry, entry_problems)
@@ -205,8 +208,10 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
 
 
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
-                        progress: Progress | None = None, cache_dir: Path | None = None) -> KnowledgeBase:
-    """Load and validate everything; raise ContentError listing every problem, or return the knowledge base."""
+                        progress: Progress | None = None, cache_dir: Path | None = None,
+                        pool: Executor | None = None) -> KnowledgeBase:
+    """Load and validate everything; raise ContentError listing every problem, or return the knowledge base.
+    `pool`: worker processes to parse in (`load_entries`)."""
     problems = Problems()
     if not content_dir.is_dir():
         problems.add(str(content_dir), 1, "content directory not found", "pass --content DIR")
@@ -215,7 +220,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     moods = load_moods(content_dir, problems)
     categories = load_categories(content_dir, moods, problems)
     facets = load_facets(content_dir, problems)
-    loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir)
+    loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool)
     entries = loaded.entries
     lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
     bots = load_bots(content_dir, problems)

@@ -178,7 +178,7 @@ def check_gender_families(entries: list[Entry], problems: Problems) -> None:
 def check_entry_alone(entry: Entry, problems: Problems) -> None:
     """Rules one entry can be checked against on its own (run in the parse workers)."""
     path = entry.path
-    entry.sentences = sentence_keys(entry)  # compared across entries later, in `validate`
+    entry.sentences = sentence_hashes(entry)  # compared across entries later, in `validate`
     entry.name_keys = name_keys(entry)  # likewise
     entry.phrases = phrase_hashes(entry)  # likewise
     expected = slugify(entry.title)
@@ -324,11 +324,32 @@ def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
     return result
 
 
+def _text_hash(text: str) -> int:
+    """A stable signed 64-bit hash of a text (the same in every process)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
+
+
+def sentence_hashes(entry: Entry) -> bytes:
+    """The comparison keys of `sentence_keys`, hashed and packed: what the parse workers keep of the sentences
+    (a few bytes each instead of three strings); `check_repeated_sentences` reads the sentences themselves
+    again only in the entries that share one."""
+    return np.array([_text_hash(norm) for _, norm, _ in sentence_keys(entry)], dtype=np.int64).tobytes()
+
+
 def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
     """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
+    hashes = [np.frombuffer(entry.sentences or sentence_hashes(entry), dtype=np.int64) for entry in entries]
+    if not hashes:
+        return
+    values, counts = np.unique(np.concatenate(hashes), return_counts=True)
+    shared = set(values[counts > 1].tolist())
     first_seen: dict[str, Entry] = {}
-    for entry in entries:
-        for key, norm, sentence in entry.sentences or sentence_keys(entry):
+    for entry, found in zip(entries, hashes):
+        if shared.isdisjoint(found.tolist()):
+            continue
+        for key, norm, sentence in sentence_keys(entry):
+            if _text_hash(norm) not in shared:
+                continue
             other = first_seen.setdefault(norm, entry)
             if other is not entry:
                 problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
@@ -340,39 +361,77 @@ def phrase_words(entry: Entry) -> list[list[str]]:
     and variants replaced by one placeholder, so formulas repeated around different names compare equal."""
     names = sorted((_PHRASE_WORD.findall(name.casefold()) for name in [entry.title, *entry.variants]), key=len,
                    reverse=True)
+    firsts = {name[0] for name in names if name}
     result = []
     for key, text in _texts(entry):
         if key == "title":
             continue
         found = _PHRASE_WORD.findall(text.casefold())
+        if firsts.isdisjoint(found):
+            result.append(found)
+            continue
         out: list[str] = []
         i = 0
-        while i < len(found):
+        for j in [k for k, word in enumerate(found) if word in firsts]:
+            if j < i:
+                continue
             for name in names:
-                if name and found[i:i + len(name)] == name:
+                if name and found[j:j + len(name)] == name:
+                    out += found[i:j]
                     out.append(TITLE_MARK)
-                    i += len(name)
+                    i = j + len(name)
                     break
-            else:
-                out.append(found[i])
-                i += 1
+        out += found[i:]
         result.append(out)
     return result
 
 
-def _phrase_hash(phrase: tuple[str, ...]) -> int:
-    """A stable 63-bit hash (the same in every worker process, unlike `hash()`)."""
-    digest = hashlib.blake2b("\x1f".join(phrase).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 1
+# A phrase's hash mixes stable 64-bit hashes of its words (each word hashed once per process), so that every
+# five-word window of a text is hashed in a few array operations instead of one BLAKE2b call per window.
+_WORD_HASHES: dict[str, int] = {}
+_MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
+                 0xFF51AFD7ED558CCD][:PHRASE_WORDS], dtype=np.uint64)
+_NO_PHRASES = np.zeros(0, dtype=np.int64)
 
 
-def phrase_hashes(entry: Entry) -> tuple[int, ...]:
-    """Every distinct phrase of PHRASE_WORDS words in the entry's prose, hashed."""
-    seen: set[int] = set()
-    for found in phrase_words(entry):
-        for i in range(len(found) - PHRASE_WORDS + 1):
-            seen.add(_phrase_hash(tuple(found[i:i + PHRASE_WORDS])))
-    return tuple(sorted(seen))
+def _word_hashes(words: list[str]) -> np.ndarray:
+    known = _WORD_HASHES
+    found = []
+    for word in words:
+        value = known.get(word)
+        if value is None:
+            value = known[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+        found.append(value)
+    return np.array(found, dtype=np.uint64)
+
+
+def _window_hashes(texts: list[list[str]]) -> np.ndarray:
+    """The stable 63-bit hash of every run of PHRASE_WORDS words within each of `texts` (lists of words), in
+    order: one pass over all the texts' words, the runs across two texts left out."""
+    flat = [word for words in texts for word in words]
+    count = len(flat) - PHRASE_WORDS + 1
+    if count <= 0:
+        return _NO_PHRASES
+    ids = _word_hashes(flat)
+    mixed = np.zeros(count, dtype=np.uint64)
+    for k in range(PHRASE_WORDS):
+        mixed = (mixed ^ ids[k:k + count]) * _MIX[k]
+    mixed ^= mixed >> np.uint64(31)
+    hashes = (mixed >> np.uint64(1)).astype(np.int64)
+    if len(texts) == 1:
+        return hashes
+    text_of = np.repeat(np.arange(len(texts)), [len(words) for words in texts])
+    return hashes[text_of[:count] == text_of[PHRASE_WORDS - 1:]]
+
+
+def phrase_hashes(entry: Entry) -> bytes:
+    """Every distinct phrase of PHRASE_WORDS words in the entry's prose, hashed: sorted 64-bit integers, packed
+    (a tenth of the memory of a tuple of ints, in the parse workers, the cache and the build)."""
+    return np.unique(_window_hashes(phrase_words(entry))).tobytes()
+
+
+def _phrases_of(entry: Entry) -> np.ndarray:
+    return np.frombuffer(entry.phrases or phrase_hashes(entry), dtype=np.int64)
 
 
 def repeated_phrases(entries: list[Entry], *, top: int | None = None,
@@ -380,7 +439,7 @@ def repeated_phrases(entries: list[Entry], *, top: int | None = None,
     """Phrases in at least `minimum` entries, most widespread first: (phrase with `X` for the name, entries)."""
     if not entries:
         return []
-    all_hashes = np.concatenate([np.asarray(e.phrases or phrase_hashes(e), dtype=np.int64) for e in entries])
+    all_hashes = np.concatenate([_phrases_of(e) for e in entries])
     values, counts = np.unique(all_hashes, return_counts=True)
     order = np.argsort(-counts, kind="stable")
     wanted = [int(values[i]) for i in order if counts[i] >= minimum][:top]
@@ -389,7 +448,7 @@ def repeated_phrases(entries: list[Entry], *, top: int | None = None,
     users: dict[int, list[Entry]] = {h: [] for h in wanted}
     texts: dict[int, str] = {}
     for entry in entries:
-        mine = set(entry.phrases or phrase_hashes(entry)) & users.keys()
+        mine = set(_phrases_of(entry).tolist()) & users.keys()
         if not mine:
             continue
         for h in mine:
@@ -397,11 +456,9 @@ def repeated_phrases(entries: list[Entry], *, top: int | None = None,
         if mine <= texts.keys():  # the words of each phrase are looked up once, in its first entry
             continue
         for found in phrase_words(entry):
-            for i in range(len(found) - PHRASE_WORDS + 1):
-                phrase = tuple(found[i:i + PHRASE_WORDS])
-                h = _phrase_hash(phrase)
+            for i, h in enumerate(_window_hashes([found]).tolist()):
                 if h in mine and h not in texts:
-                    texts[h] = " ".join("X" if w == TITLE_MARK else w for w in phrase)
+                    texts[h] = " ".join("X" if w == TITLE_MARK else w for w in found[i:i + PHRASE_WORDS])
     return [(texts[h], users[h]) for h in wanted]
 
 

@@ -76,14 +76,18 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     summaries = [name_summary(e, site) for e in kb.entries]
 
     filters = list_filters(kb, summaries)
+    # Each summary is encoded once and written into every list as is (an `orjson.Fragment`: the same bytes).
+    encoded = [encode(item) for item in summaries]
+    fragments = {item["slug"]: orjson.Fragment(raw) for item, raw in zip(summaries, encoded)}
     # Each list page and category resource is a unit (`DistWriter.unit`) keyed by its list's size and the
     # summaries it shows: an edit that changes no summary renders none of them again.
-    digests = {item["slug"]: hashlib.blake2b(orjson.dumps(item), digest_size=12).hexdigest() for item in summaries}
+    digests = {item["slug"]: hashlib.blake2b(raw, digest_size=12).hexdigest() for item, raw in zip(summaries, encoded)}
 
     def emit_page(key: Filter, matching: list[dict], offset: int) -> None:
         query = dict(key)
         page = name_list(matching, filters=query, limit=DEFAULT_LIMIT, offset=offset, base_url=site.base_url,
                          license=license_)
+        page["items"] = [fragments[item["slug"]] for item in page["items"]]
         writer.add_hashed(list_route(query, DEFAULT_LIMIT, offset), list_stem(key, offset), encode(page))
 
     for key, matching in filters.items():
@@ -94,7 +98,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
 
     def emit_category(category: Category, names: list[dict]) -> None:
         writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
-                          encode(category_resource(category, names, site)))
+                          encode(category_resource(category, [fragments[n["slug"]] for n in names], site)))
 
     items = []
     for category in kb.categories:
@@ -124,5 +128,5 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "lexicon": kb.lexicon,
         "bots": runtime_bots(kb.bots),
     }
-    writer.add_file(None, DATA_FILE, encode(data), "application/json")
-    writer.add_file(None, SUMMARY_PACK, summary_pack(data), "application/octet-stream")  # what the runtime maps
+    writer.add_file(None, DATA_FILE, encode({**data, "items": list(fragments.values())}), "application/json")
+    writer.add_file(None, SUMMARY_PACK, summary_pack(data, encoded), "application/octet-stream")  # what the runtime maps

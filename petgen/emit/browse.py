@@ -13,14 +13,14 @@ from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Any
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from petgen.build.dist import HTML, DistWriter, unit_key
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Entry, Site
 from petgen.content.text import collation_key
 from petgen.contract.resources import entry_url, list_route
-from petgen.emit.templating import environment, script_json
+from petgen.emit.templating import environment, esc, script_json
 
 PAGE_SIZE = 48  # cards per list page: about 20 KB of HTML, 40 KB with the stylesheet and script
 AZ_PAGE_SIZE = 200  # names per A–Z page (title links only): under 40 KB with the stylesheet and script
@@ -75,6 +75,10 @@ class Browse:
         self.categories = {c.slug: c for c in kb.categories}
         self.moods = {m.slug: m for m in kb.moods}
         self.titles = {f: {v.slug: v.title for v in values} for f, values in kb.facets.values.items()}
+
+    def __getstate__(self) -> dict:
+        """Pickled for the page workers: the lookups of `pills` only (not the knowledge base, not the lists)."""
+        return {key: getattr(self, key) for key in ("base", "alias_of", "categories", "moods", "titles")}
 
     def url(self, kind: str, slug: str) -> str:
         return f"{self.base}/{KIND[kind].segment}/{slug}/"
@@ -139,8 +143,8 @@ class Browse:
         cards = {}
         for e in self.kb.entries:
             mood_text = " · ".join(moods.get(m, m) for m in e.moods)
-            cards[e.slug] = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{escape(e.title)}</a></h3>'
-                             f'<p>{escape(e.meaning)}</p><p class="moods">{escape(mood_text)}</p></li>')
+            cards[e.slug] = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{esc(e.title)}</a></h3>'
+                             f'<p>{esc(e.meaning)}</p><p class="moods">{esc(mood_text)}</p></li>')
         return cards
 
     @cached_property

@@ -1,10 +1,11 @@
 """Write every entry's Name JSON and page, in parallel worker processes for large knowledge bases.
 
-Workers are forked after the knowledge base is loaded and take the page lookups (titles for related
-links, the taxonomy, the site) from the parent. The entries themselves they unpickle from the chunks
-the loader read from the cache or received from the parse workers (`KnowledgeBase.packed`): objects
-inherited from the parent would be copied page by page as soon as a worker touched them, which
-costs more than unpickling a private copy. Each worker sends back only the route records.
+The workers are best forked before the knowledge base is loaded (petgen/build/pipeline.py forks them
+first, while the heap is small, and parses in them too): a worker forked from the loaded build would
+share its heap, and copy it page by page as it touched it. Each task carries the page lookups (titles
+for related links, the taxonomy, the site) pickled once per build (each worker unpickles them once) and
+a chunk of entries as the loader read it from the cache or received it from the parse workers
+(`KnowledgeBase.packed`). Each worker sends back only the route records.
 
 With a cache, a chunk's rendered pages are kept beside it (petgen/build/cache.py) with the key each was
 rendered for; a page whose entry file, related titles and context are unchanged is written from
@@ -18,7 +19,8 @@ import os
 import pickle
 import shutil
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from contextlib import nullcontext
 from pathlib import Path
 
 from petgen.build.cache import Packed, write_atomic
@@ -31,15 +33,22 @@ from petgen.emit.site import PageRenderer
 
 PARALLEL_THRESHOLD = 1000
 KEEP_PAGE_CONTEXTS = 3
-_shared: tuple[Site, PageRenderer, Path, Path | None] | None = None  # set in the parent before forking
+Shared = tuple[Site, PageRenderer, Path, Path | None]  # the site, the renderer, the tree, the page cache
+_received: tuple[bytes, Shared] | None = None  # in a worker: the last context it unpickled
 
 Result = tuple[dict[str, dict[str, str]], dict[str, str], int]  # routes, files written, entries written
 
 
-def _emit_packed(task: Packed) -> Result:
-    """Write the entries of one chunk (in a worker)."""
-    assert _shared is not None
-    site, pages, root, pages_dir = _shared
+def _emit_packed(context: bytes, task: Packed) -> Result:
+    """Write the entries of one chunk (in a worker); `context` is the build's `Shared`, pickled."""
+    global _received
+    if _received is None or _received[0] != context:
+        _received = (context, pickle.loads(context))
+    return _emit_into(_received[1], task)
+
+
+def _emit_into(shared: Shared, task: Packed) -> Result:
+    site, pages, root, pages_dir = shared
     writer = DistWriter(root)
     emitted = _emit_chunk(task, site, pages, pages_dir, writer)
     return writer.routes, writer.written, emitted
@@ -97,34 +106,33 @@ def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRende
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
                  meanwhile: Callable[[], None] | None = None, progress: Callable[[int], None] | None = None,
-                 pages: PageRenderer | None = None) -> None:
+                 pages: PageRenderer | None = None, pool: Executor | None = None) -> None:
     """Write each entry's `/api/names/{slug}` and `/names/{slug}/`.
 
-    With workers, `meanwhile` (the rest of the emission) runs in this process while they work.
+    With workers (those of `pool`, else forked now), `meanwhile` (the rest of the emission) runs in this
+    process while they work.
     """
-    global _shared
     workers = workers if workers is not None else (os.cpu_count() or 1)
     count = len(kb.entries)
     pages = pages or PageRenderer(kb)
-    _shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
+    shared: Shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
     parallel = (workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
-                and "fork" in multiprocessing.get_all_start_methods())
-    try:
-        if not parallel:
-            results = [_emit_packed(task) for task in kb.packed]
+                and (pool is not None or "fork" in multiprocessing.get_all_start_methods()))
+    if not parallel:
+        results = [_emit_into(shared, task) for task in kb.packed]
+        if meanwhile:
+            meanwhile()
+    else:
+        context = pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
+        with (nullcontext(pool) if pool is not None
+              else ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))) as executor:
+            futures = [executor.submit(_emit_packed, context, task) for task in kb.packed]
             if meanwhile:
                 meanwhile()
-        else:
-            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
-                futures = [pool.submit(_emit_packed, task) for task in kb.packed]
-                if meanwhile:
-                    meanwhile()
-                for future in as_completed(futures):
-                    if progress:
-                        progress(future.result()[2])
-                results = [f.result() for f in futures]
-    finally:
-        _shared = None
+            for future in as_completed(futures):
+                if progress:
+                    progress(future.result()[2])
+            results = [f.result() for f in futures]
     if sum(emitted for _, _, emitted in results) != count:
         raise RuntimeError(f"{count} entries loaded but {sum(r[2] for r in results)} written")
     for routes, written, _ in results:

@@ -16,7 +16,8 @@ from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Entry, FacetValue
 from petgen.contract.resources import entry_url
 from petgen.emit.browse import Browse, emit_lists
-from petgen.emit.templating import emit_assets, environment, markdown, script_json
+from petgen.emit.namepage import Frame, article
+from petgen.emit.templating import emit_assets, environment, esc, markdown, script_json
 
 
 class PageRenderer:
@@ -24,12 +25,13 @@ class PageRenderer:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.site = kb.site
-        self.template = environment(kb.site).get_template("name.html")
+        self.frame = Frame(environment(kb.site).get_template("name.html"), kb.site)
         self.categories = {c.slug: c for c in kb.categories}
         self.moods = {m.slug: m for m in kb.moods}
         self.facets = {name: {v.slug: v for v in values} for name, values in kb.facets.values.items()}
         self.titles = {e.slug: e.title for e in kb.entries}
         self.browse = Browse(kb)
+
 
     @cached_property
     def context_key(self) -> str:
@@ -80,14 +82,15 @@ class PageRenderer:
             "license": site.license["url"],
             "inDefinedTermSet": {"@type": "DefinedTermSet", "name": site.name, "url": site.base_url + "/"},
         }
-        html = self.template.render(
-            site=site, entry=entry, url=url, origin_html=markdown(entry.origin), usage_html=markdown(entry.usage),
-            related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
-            facets=self.facets_of(entry), pills=pills, canonical=url, jsonld=script_json(jsonld),
+        main = article(
+            entry, site, pills=pills, related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
+            certainty=self.facets_of(entry).get("originCertainty", []), origin_html=markdown(entry.origin),
+            usage_html=markdown(entry.usage),
             breadcrumbs=[("Start", site.base_url + "/"), *[(p["label"], p["url"]) for p in pills["categories"][:1]],
                          (entry.title, None)],
         )
-        return html.encode()
+        return self.frame.fill({"slug": esc(entry.slug), "title": esc(entry.title), "meaning": esc(entry.meaning),
+                                "url": esc(url), "jsonld": script_json(jsonld), "main": main}).encode()
 
 
 def featured(kb: KnowledgeBase, count: int = 6) -> list[Entry]:

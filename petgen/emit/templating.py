@@ -17,7 +17,7 @@ from jinja2 import (
     StrictUndefined,
     select_autoescape,
 )
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from petgen.build.dist import CSS, DistWriter, content_hash
 from petgen.content.model import Site
@@ -120,6 +120,13 @@ def _new_environment(site: Site) -> Environment:
     env.globals["chrome"] = {name: Markup(getattr(parts, name)()) for name in ("head", "top", "search", "foot_start",
                                                                                 "foot_end")}
     return env
+
+
+def esc(text: str) -> str:
+    """Escape text as Jinja's autoescaping does (markupsafe), without a call when there is nothing to escape."""
+    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
+        return str(escape(text))
+    return text
 
 
 def markdown(text: str) -> str:

@@ -1,0 +1,99 @@
+"""An entry's page, rendered from precompiled pieces: the frame (templates/name.html inside base.html)
+is rendered once per build with a marker in place of each of the entry's values and split there; each
+page joins those pieces with its escaped values and its article, written here with plain string
+formatting (as the cards of petgen/emit/browse.py are). Escaping is Jinja's autoescaping, to the byte.
+"""
+
+from __future__ import annotations
+
+import re
+from types import SimpleNamespace
+from typing import Any
+
+from jinja2 import Template
+from markupsafe import Markup
+
+from petgen.content.model import Entry, Site
+from petgen.emit.templating import esc, german_date
+
+_MARK = "\ue000"  # a private-use character around each value's name in the rendered frame
+_FRAME_VALUES = ("slug", "title", "meaning", "url", "jsonld", "main")
+
+
+class Frame:
+    """The page around an entry's article, as pieces between the entry's values."""
+
+    def __init__(self, template: Template, site: Site) -> None:
+        marks = {name: f"{_MARK}{name}{_MARK}" for name in _FRAME_VALUES}
+        html = template.render(site=site, entry=SimpleNamespace(**marks), canonical=marks["url"],
+                               jsonld=marks["jsonld"], main=Markup(marks["main"]))
+        parts = re.split(f"{_MARK}(\\w+){_MARK}", html)
+        self.pieces, self.names = parts[0::2], parts[1::2]
+
+    def fill(self, values: dict[str, str]) -> str:
+        """The page with `values` (escaped already, where they must be) in place of the markers."""
+        out = [self.pieces[0]]
+        for name, piece in zip(self.names, self.pieces[1:]):
+            out.append(values[name])
+            out.append(piece)
+        return "".join(out)
+
+
+def _links(pills: list[dict[str, Any]]) -> str:
+    return "".join(f'<li><a href="{esc(p["url"])}">{esc(p["label"])}</a></li>' for p in pills)
+
+
+def article(entry: Entry, site: Site, *, pills: dict[str, list[dict[str, Any]]], related: list[dict[str, str]],
+            certainty: list[Any], breadcrumbs: list[tuple[str, str | None]], origin_html: str,
+            usage_html: str) -> str:
+    """The page's `main`: breadcrumbs and the article (the `crumbs` macro of _macros.html, then the entry)."""
+    base = esc(site.base_url)
+    crumbs = "".join(f'<li><a href="{esc(href)}">{esc(label)}</a></li>' if href else
+                     f'<li><span aria-current="page">{esc(label)}</span></li>' for label, href in breadcrumbs)
+    who = "".join(f'<li><a href="{esc(p["url"])}">{esc(p["label"])}</a></li>' if p["url"] else
+                  f'<li><span>{esc(p["label"])}</span></li>' for p in pills["relationship"] + pills["gender"])
+    caution = (f'<aside class="caution" aria-label="Vorsicht"><strong>⚠️ Kann verletzen</strong> {esc(entry.caution)}'
+               '</aside>' if entry.caution else "")
+    note = f'<p class="note">{esc(entry.genderNote)}</p>' if entry.genderNote else ""
+    certain = "".join(f'<p class="certainty">Herkunft: {esc(str(f.title).lower())} – {esc(str(f.description))}</p>'
+                      for f in certainty)
+    variants = (f'<h2>Varianten</h2><p>{", ".join(esc(v) for v in entry.variants)}</p>' if entry.variants else "")
+    linked = ('<h2>Verwandte Kosenamen</h2><ul class="tags related">' + "".join(
+        f'<li><a href="{base}/names/{esc(r["slug"])}/">{esc(r["title"])}</a></li>' for r in related) + "</ul>"
+        if related else "")
+    slug = esc(entry.slug)
+    examples = "".join(f"<li>{esc(x)}</li>" for x in entry.examples)
+    faq = "".join(f"<dt>{esc(item['question'])}</dt><dd>{esc(item['answer'])}</dd>" for item in entry.faq)
+    return (
+        f'<nav class="crumbs" aria-label="Brotkrümelnavigation"><ol>{crumbs}</ol></nav>\n'
+        "<article>\n"
+        f"  <h1>{esc(entry.title)}</h1>\n"
+        f'  <p class="pron">{esc(entry.pronunciation)} · [{esc(entry.ipa)}]</p>\n'
+        f'  <p class="lead">{esc(entry.meaning)}</p>\n'
+        f"  {caution}\n"
+        '  <dl class="facets">\n'
+        f'    <dt>Themen</dt><dd><ul class="tags">{_links(pills["categories"])}</ul></dd>\n'
+        f'    <dt>Stimmung</dt><dd><ul class="tags">{_links(pills["moods"])}</ul></dd>\n'
+        f'    <dt>Für wen</dt><dd><ul class="tags">{who}</ul></dd>\n'
+        f'    <dt>Region</dt><dd><ul class="tags">{_links(pills["region"])}</ul></dd>\n'
+        f'    <dt>Sprache</dt><dd><ul class="tags">{_links(pills["language"])}</ul></dd>\n'
+        "  </dl>\n"
+        f"  {note}\n"
+        "  <h2>Herkunft</h2>\n"
+        f"  {certain}\n"
+        f"  {origin_html}\n"
+        "  <h2>Verwendung</h2>\n"
+        f"  {usage_html}\n"
+        "  <h2>Beispiele</h2>\n"
+        f'  <ul class="examples">{examples}</ul>\n'
+        f"  {variants}\n"
+        f"  {linked}\n"
+        "  <h2>Häufige Fragen</h2>\n"
+        f'  <dl class="faq">{faq}</dl>\n'
+        f'  <p class="pron">Veröffentlicht am <time datetime="{esc(entry.datePublished)}">'
+        f"{esc(german_date(entry.datePublished))}</time> · zuletzt geprüft am "
+        f'<time datetime="{esc(entry.lastReviewed)}">{esc(german_date(entry.lastReviewed))}</time></p>\n'
+        f'  <p class="devlinks">Für Entwickler: <a href="{base}/api/names/{slug}">dieser Eintrag als JSON</a> · '
+        f'<a href="{base}/docs">API-Dokumentation</a></p>\n'
+        "</article>"
+    )
