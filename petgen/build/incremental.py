@@ -78,6 +78,11 @@ def state_path(cache_dir: Path, out: Path) -> Path:
     return cache_dir / "builds" / f"{name}.pickle"
 
 
+def search_state_path(cache_dir: Path, out: Path) -> Path:
+    """The search index of the build at `out` with what it was made of (petgen/search/update.py)."""
+    return state_path(cache_dir, out).with_suffix(".search")
+
+
 def load_state(cache_dir: Path | None, out: Path) -> BuildState | None:
     """The last build's state, if it describes the tree that is at `out` now (else None: build it all)."""
     if cache_dir is None:
