@@ -30,7 +30,15 @@ from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.emit.api import DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes
-from petgen.emit.searchindex import INDEX_ROUTE, SEARCH_UNIT, digests, documents, emit_search_index, search_key
+from petgen.emit.searchindex import (
+    INDEX_ROUTE,
+    SEARCH_UNIT,
+    digests,
+    documents,
+    emit_search_index,
+    search_key,
+    updated_state,
+)
 from petgen.emit.site import PageRenderer, emit_site
 from petgen.emit.sitemap import emit_sitemap
 from petgen.emit.templating import keep_compiled_templates
@@ -118,13 +126,16 @@ class Outputs:
 
     def emit_rest_in_parallel(self, writer: TreeWriter) -> None:
         """`emit_rest`, with the search index built in a forked child (where it can fork) if it has to be
-        built at all (its inputs changed), while this process writes the rest."""
+        built whole (its inputs changed, and the last build's index cannot be updated entry by entry), while
+        this process writes the rest."""
         global _forked
         docs = documents(self.kb)
         found = digests(docs)
+        updated = None
         if (writer.has_unit(SEARCH_UNIT, search_key(found)) or (os.cpu_count() or 1) < 2
-                or "fork" not in multiprocessing.get_all_start_methods()):
-            emit_search_index(self.kb, writer, docs, found, self.search_state)
+                or "fork" not in multiprocessing.get_all_start_methods()
+                or (updated := updated_state(self.search_state, docs, found)) is not None):
+            emit_search_index(self.kb, writer, docs, found, self.search_state, updated)
             self.emit_pages(writer)
             return
         _forked = (self, writer, docs, found)

@@ -23,7 +23,7 @@ from petgen.content.kb import KnowledgeBase
 from petgen.contract.resources import encode, entry_url
 from petgen.search import update
 from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document
-from petgen.search.pack import pack_index
+from petgen.search.pack import pack
 from petgen.search.query import SCORING
 from petgen.search.stored import ENGINE_ROUTE
 
@@ -51,16 +51,24 @@ def search_key(found: list[bytes]) -> str:
 
 
 def emit_search_index(kb: KnowledgeBase, writer: DistWriter, docs: list[Document] | None = None,
-                      found: list[bytes] | None = None, state: Path | None = None) -> None:
+                      found: list[bytes] | None = None, state: Path | None = None,
+                      updated: update.IndexState | None = None) -> None:
     """Index every entry's title, variants, keywords and meaning (`docs`, if made already, with their
     `digests`); write shards and the index manifest.
 
     The index is one unit (`DistWriter.unit`) keyed by `search_key`: an edit that changes no searchable field
     (the usage, the examples, a category) builds no index. With a `state` file (in the build cache), an index
-    that has to be built is updated from the last one, entry by entry (petgen/search/update.py)."""
+    that has to be built is updated from the last one, entry by entry (petgen/search/update.py), unless it
+    is `updated` already (`updated_state`)."""
     docs = docs if docs is not None else documents(kb)
     found = found if found is not None else digests(docs)
-    writer.unit(SEARCH_UNIT, search_key(found), lambda: _emit_index(docs, found, writer, state))
+    writer.unit(SEARCH_UNIT, search_key(found), lambda: _emit_index(docs, found, writer, state, updated))
+
+
+def updated_state(path: Path | None, docs: list[Document], found: list[bytes]) -> update.IndexState | None:
+    """The last build's index (kept at `path`) updated to `docs`, if it can be (else None: build it whole)."""
+    state = load_state(path)
+    return state if state is not None and update.update(state, docs, found, encode) else None
 
 
 def load_state(path: Path | None) -> update.IndexState | None:
@@ -80,16 +88,15 @@ def save_state(path: Path | None, state: update.IndexState) -> None:
             write_atomic(path, pickle.dumps((fingerprint(), state), protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _emit_index(docs: list[Document], found: list[bytes], writer: DistWriter, path: Path | None) -> None:
-    state = load_state(path)
-    if state is None or not update.update(state, docs, found, encode):
-        state = update.build(docs, encode)
-    index = state.index
-    engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", pack_index(index), "application/octet-stream", "bin")
+def _emit_index(docs: list[Document], found: list[bytes], writer: DistWriter, path: Path | None,
+                state: update.IndexState | None) -> None:
+    state = state or updated_state(path, docs, found) or update.build(docs, encode)
+    engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", pack(state.docs, state.kinds, state.order),
+                                     "application/octet-stream", "bin")
     shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", data) for key, data in state.shards.items()}
     ordered: list[list[str]] = [[]] * len(state.order)
     for d, rank in enumerate(state.order):
-        ordered[rank] = index["docs"][d]
+        ordered[rank] = state.docs[d]
     files = ["/" + writer.add_hashed(None, f"search/docs/{start // DOCS_PER_FILE}",
                                      encode(ordered[start:start + DOCS_PER_FILE]))
              for start in range(0, len(ordered), DOCS_PER_FILE)]

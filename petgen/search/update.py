@@ -7,7 +7,9 @@ each document's searchable fields, each document's words, the known words, the t
 browsers' shards, encoded. `update` takes a document's old postings out of the index and puts its new
 ones in, and re-encodes only the shards holding a term it touched; the result is the index
 `build_index` makes of the new documents, term for term (each kind's terms stay sorted, each posting
-list's documents ascending). tests/petgen/test_search_update.py compares the two.
+list's documents ascending). The postings are kept flat (`petgen.search.pack.Postings`), as `pack` reads
+them: a term that changes is taken out as lists, changed and spliced back in.
+tests/petgen/test_search_update.py compares an updated state with one built anew.
 
 An update needs the same documents in the same order (document numbers are positions in that list) with
 the same slugs and titles (the title order numbers the browsers' documents), and the same known words
@@ -19,8 +21,10 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import orjson
 
 from petgen.search.index import (
@@ -31,15 +35,17 @@ from petgen.search.index import (
     document_terms,
     in_title_order,
     is_known,
-    renumber,
     shard,
     shard_key,
     title_order,
 )
+from petgen.search.pack import Postings
+from petgen.search.stored import KINDS
 
-STATE_VERSION = 1
-KINDS = ("stems", "words", "parts")
+STATE_VERSION = 2
 MOST_CHANGED = 0.05  # an update of more than this share of the documents builds the index anew instead
+Encode = Callable[[Any], bytes]
+Lists = tuple[list[int], list[float]]  # one term's documents and weights, while they change
 
 
 def digest(document: Document) -> bytes:
@@ -54,27 +60,30 @@ def words_of(document: Document) -> dict[str, float]:
 
 @dataclass
 class IndexState:
-    """An index (`build_index`) with what it was made of, and the browsers' shards encoded (`shards`)."""
+    """An index (`build_index`) with what it was made of, its postings flat (`Postings`, what `pack` takes),
+    and the browsers' shards encoded."""
 
     digests: list[bytes]  # per document, `digest`
-    words: list[dict[str, float]]  # per document, its words with their weights
-    index: dict[str, Any]
+    words: list[bytes]  # per document, its words with their weights (JSON, decoded when it changes)
+    docs: list[list[str]]  # per document, [slug, title, meaning, url]
+    kinds: dict[str, Postings]  # stems, words, parts
     known: set[str]  # the words compound parts are made of (`is_known`)
     order: list[int]  # each document's rank in title order (`title_order`)
     shards: dict[str, bytes]  # shard key -> the shard, encoded
     version: int = STATE_VERSION
 
 
-def build(documents: list[Document], encode: Any) -> IndexState:
+def build(documents: list[Document], encode: Encode) -> IndexState:
     """The index of `documents`, built whole, with its state; `encode` serialises a shard."""
     index = build_index(documents)
     known = {w for w, (_, weights) in index["words"].items() if is_known(w, weights)}
-    order = title_order(index["docs"])
-    return IndexState([digest(d) for d in documents], [words_of(d) for d in documents], index, known, order,
+    return IndexState([digest(d) for d in documents], [orjson.dumps(words_of(d)) for d in documents],
+                      index["docs"], {kind: Postings.of(index[kind]) for kind in KINDS}, known,
+                      title_order(index["docs"]),
                       {key: encode(data) for key, data in shard(in_title_order(index)).items()})
 
 
-def update(state: IndexState, documents: list[Document], digests: list[bytes], encode: Any) -> bool:
+def update(state: IndexState, documents: list[Document], digests: list[bytes], encode: Encode) -> bool:
     """Turn `state` into the state of `documents` (whose `digest`s are `digests`) entry by entry; False (and
     `state` unusable) when it has to be built anew."""
     if state.version != STATE_VERSION or len(digests) != len(state.digests):
@@ -82,74 +91,110 @@ def update(state: IndexState, documents: list[Document], digests: list[bytes], e
     changed = [d for d, (old, new) in enumerate(zip(state.digests, digests)) if old != new]
     if len(changed) > max(1, MOST_CHANGED * len(digests)):
         return False
-    docs = state.index["docs"]
-    if any(docs[d][:2] != [documents[d].slug, documents[d].title] for d in changed):
+    if any(state.docs[d][:2] != [documents[d].slug, documents[d].title] for d in changed):
         return False  # renumbered documents, or another title order
-    touched: set[str] = set()
-    old_words = {d: state.words[d] for d in changed}
+    lists: dict[str, dict[str, Lists]] = {kind: {} for kind in KINDS}  # the terms that change, as lists
+
+    def postings(kind: str, term: str) -> Lists:
+        found = lists[kind].get(term)
+        if found is None:
+            flat = state.kinds[kind]
+            at = bisect_left(flat.terms, term)
+            docs, weights = flat.postings(at) if at < len(flat.terms) and flat.terms[at] == term else ((), ())
+            found = lists[kind][term] = (list(map(int, docs)), list(map(float, weights)))
+        return found
+
+    old_words = {d: orjson.loads(state.words[d]) for d in changed}
     new_words = {d: words_of(documents[d]) for d in changed}
     parts_of: dict[tuple[str, bool], list[str]] = {}
     for d in changed:  # out with the old postings (parts by the known words they were made with)
         seen = old_words[d]
-        for kind, postings in (("words", seen), ("stems", doc_stems(seen)), ("parts", doc_parts(seen, state.known, parts_of))):
-            for term in postings:
-                _remove(state.index[kind], term, d)
-                touched.add(term)
-    added = dict.fromkeys(KINDS, False)
+        for kind, terms in (("words", seen), ("stems", doc_stems(seen)), ("parts", doc_parts(seen, state.known, parts_of))):
+            for term in terms:
+                docs, weights = postings(kind, term)
+                at = bisect_left(docs, d)
+                del docs[at], weights[at]
     for d in changed:
         for term, weight in new_words[d].items():
-            added["words"] |= _insert(state.index["words"], term, d, weight)
-            touched.add(term)
-    words = state.index["words"]
+            _insert(postings("words", term), d, weight)
     for term in {w for d in changed for w in (*old_words[d], *new_words[d])}:
-        if (term in words and is_known(term, words[term][1])) != (term in state.known):
+        if is_known(term, postings("words", term)[1]) != (term in state.known):
             return False  # other documents' compound parts change too
     for d in changed:
         seen = new_words[d]
-        for kind, postings in (("stems", doc_stems(seen)), ("parts", doc_parts(seen, state.known, parts_of))):
-            for term, weight in postings.items():
-                added[kind] |= _insert(state.index[kind], term, d, weight)
-                touched.add(term)
-        docs[d] = [documents[d].slug, documents[d].title, documents[d].meaning, documents[d].url]
-        state.words[d] = new_words[d]
+        for kind, terms in (("stems", doc_stems(seen)), ("parts", doc_parts(seen, state.known, parts_of))):
+            for term, weight in terms.items():
+                _insert(postings(kind, term), d, weight)
+        state.docs[d] = [documents[d].slug, documents[d].title, documents[d].meaning, documents[d].url]
+        state.words[d] = orjson.dumps(new_words[d])
         state.digests[d] = digests[d]
-    for kind in KINDS:
-        if added[kind]:  # new terms went to the end: sort again
-            state.index[kind] = dict(sorted(state.index[kind].items()))
-    terms = {kind: list(state.index[kind]) for kind in KINDS}
-    for key in sorted({shard_key(term) for term in touched}):
-        found = {kind: {term: renumber(state.index[kind][term], state.order) for term in _shard_terms(terms[kind], key)}
-                 for kind in KINDS}
-        if any(found.values()):
-            state.shards[key] = encode(found)
+    state.kinds = {kind: _splice(state.kinds[kind], lists[kind]) for kind in KINDS}
+    order = np.asarray(state.order, dtype=np.int64)
+    for key in sorted({shard_key(term) for found in lists.values() for term in found}):
+        shard_of = {kind: _renumbered(state.kinds[kind], key, order) for kind in KINDS}
+        if any(shard_of.values()):
+            state.shards[key] = encode(shard_of)
         else:
             state.shards.pop(key, None)
     state.shards = dict(sorted(state.shards.items()))
     return True
 
 
-def _remove(index: dict[str, list[list[Any]]], term: str, doc: int) -> None:
-    docs, weights = index[term]
+def _insert(postings: Lists, doc: int, weight: float) -> None:
+    docs, weights = postings
     at = bisect_left(docs, doc)
-    del docs[at], weights[at]
-    if not docs:
-        del index[term]
+    docs.insert(at, doc)
+    weights.insert(at, weight)
 
 
-def _insert(index: dict[str, list[list[Any]]], term: str, doc: int, weight: float) -> bool:
-    """Add a posting; True if the term is new."""
-    postings = index.get(term)
-    if postings is None:
-        index[term] = [[doc], [weight]]
-        return True
-    at = bisect_left(postings[0], doc)
-    postings[0].insert(at, doc)
-    postings[1].insert(at, weight)
-    return False
+def _splice(flat: Postings, changes: dict[str, Lists]) -> Postings:
+    """`flat` with the postings of the terms in `changes` replaced (a term without any: removed)."""
+    if not changes:
+        return flat
+    terms: list[str] = []
+    docs: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    lengths: list[np.ndarray] = []
+    old_lengths = np.diff(flat.start)
+    done = 0  # the old terms before this one are copied
+
+    def copy(upto: int) -> None:
+        if upto > done:
+            terms.extend(flat.terms[done:upto])
+            docs.append(flat.docs[flat.start[done]:flat.start[upto]])
+            weights.append(flat.weights[flat.start[done]:flat.start[upto]])
+            lengths.append(old_lengths[done:upto])
+
+    for term in sorted(changes):
+        at = bisect_left(flat.terms, term)
+        copy(at)
+        new_docs, new_weights = changes[term]
+        if new_docs:
+            terms.append(term)
+            docs.append(np.asarray(new_docs, dtype=np.int32))
+            weights.append(np.asarray(new_weights, dtype=np.float64))
+            lengths.append(np.asarray([len(new_docs)], dtype=np.int64))
+        done = at + 1 if at < len(flat.terms) and flat.terms[at] == term else at
+    copy(len(flat.terms))
+    start = np.zeros(len(terms) + 1, dtype=np.int64)
+    if not terms:
+        return Postings(terms, start, np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float64))
+    np.cumsum(np.concatenate(lengths), out=start[1:])
+    return Postings(terms, start, np.concatenate(docs).astype(np.int32, copy=False),
+                    np.concatenate(weights).astype(np.float64, copy=False))
 
 
-def _shard_terms(terms: list[str], key: str) -> list[str]:
-    """The terms of one shard (`shard_key`) in sorted `terms`: a run of them, or the one-letter terms."""
+def _renumbered(flat: Postings, key: str, order: np.ndarray) -> dict[str, list[list[Any]]]:
+    """The terms of one shard (`shard_key`) with their postings in title order (`renumber`)."""
+    terms = flat.terms
     if key == "_":
-        return [term for term in terms if shard_key(term) == key]
-    return terms[bisect_left(terms, key):bisect_left(terms, key + "\U0010ffff")]
+        found: Any = [i for i, term in enumerate(terms) if shard_key(term) == key]
+    else:
+        found = range(bisect_left(terms, key), bisect_left(terms, key + "\U0010ffff"))
+    result = {}
+    for i in found:
+        docs, weights = flat.postings(i)
+        ranks = order[docs]
+        by_rank = np.argsort(ranks, kind="stable")
+        result[terms[i]] = [ranks[by_rank].tolist(), weights[by_rank].tolist()]
+    return result

@@ -5,11 +5,13 @@ from __future__ import annotations
 import pickle
 import random
 
+import orjson
 import pytest
 
 from petgen.contract.resources import encode
 from petgen.search import update
 from petgen.search.index import Document
+from petgen.search.pack import pack
 
 WORDS = ["Maus", "Bärchen", "Zucker", "Zuckermaus", "Schnecke", "Herz", "Herzblatt", "Kuschel", "Kuschelbär",
          "Honig", "Honigbiene", "Stern", "Sternchen", "klein", "süß", "treu", "Liebling", "Schatz", "Mausebär",
@@ -34,12 +36,17 @@ def edited(rng: random.Random, doc: Document) -> Document:
 
 
 def same(state: update.IndexState, fresh: update.IndexState) -> None:
-    for kind in ("docs", *update.KINDS):
-        assert state.index[kind] == fresh.index[kind], kind
-        if kind != "docs":
-            assert list(state.index[kind]) == list(fresh.index[kind]), kind  # the same order of terms
+    assert state.docs == fresh.docs
+    for kind in update.KINDS:
+        mine, theirs = state.kinds[kind], fresh.kinds[kind]
+        assert mine.terms == theirs.terms, kind
+        for name in ("start", "docs", "weights"):
+            assert getattr(mine, name).tolist() == getattr(theirs, name).tolist(), (kind, name)
+            assert getattr(mine, name).dtype == getattr(theirs, name).dtype, (kind, name)
     assert state.shards == fresh.shards and list(state.shards) == list(fresh.shards)
     assert state.known == fresh.known and state.order == fresh.order and state.digests == fresh.digests
+    assert [orjson.loads(w) for w in state.words] == [orjson.loads(w) for w in fresh.words]
+    assert pack(state.docs, state.kinds, state.order) == pack(fresh.docs, fresh.kinds, fresh.order)
 
 
 @pytest.mark.parametrize("seed", range(6))
