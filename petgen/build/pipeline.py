@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -20,6 +20,7 @@ from petgen.build.incremental import (
     BuildState,
     TreeWriter,
     load_state,
+    recycling,
     release,
     save_state,
     search_state_path,
@@ -208,7 +209,7 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
     spare = spare_path(out_dir)
     try:
         if target.recycled:  # until it is swapped in, the spare holds no build the state could describe
-            save_state(outputs.cache_dir, out_dir, replace(state, spare=None, spare_stamp=None))
+            recycling(outputs.cache_dir, out_dir)
         writer = TreeWriter(target.root, present=target.present, source=out_dir, context=pages.context_key,
                             earlier=state.units)
         emit_changed_entries(outputs.kb, writer, pages, keys, state.entries)
