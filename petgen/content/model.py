@@ -158,10 +158,10 @@ class Entry:
     language: str = DEFAULT_LANGUAGE
     caution: str | None = None
     lines: dict[str, int] = field(default_factory=dict)  # field or "examples[2]" -> line
-    sentences: list[tuple[str, str, str]] = field(default_factory=list, repr=False)  # (field, key, sentence)
+    sentences: bytes = field(default=b"", repr=False)  # hashed sentence keys, int64 (validate.py)
     terms: dict[str, float] | None = field(default=None, repr=False)  # search terms, see `search_fields`
     name_keys: tuple[str, ...] = field(default=(), repr=False)  # title and variants folded (validate.py)
-    phrases: tuple[int, ...] = field(default=(), repr=False)  # hashed five-word phrases (validate.py)
+    phrases: bytes = field(default=b"", repr=False)  # hashed five-word phrases, int64 (validate.py)
 
     def search_fields(self) -> dict[str, list[str]]:
         """The texts the search index covers, by field (petgen/search/index.py weighs them)."""

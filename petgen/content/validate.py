@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -178,9 +178,9 @@ def check_gender_families(entries: list[Entry], problems: Problems) -> None:
 def check_entry_alone(entry: Entry, problems: Problems) -> None:
     """Rules one entry can be checked against on its own (run in the parse workers)."""
     path = entry.path
-    entry.sentences = sentence_keys(entry)  # compared across entries later, in `validate`
-    entry.name_keys = name_keys(entry)  # likewise
-    entry.phrases = phrase_hashes(entry)  # likewise
+    entry.sentences = _packed(_stable_hash(norm) for _, norm, _ in sentence_keys(entry))  # compared across
+    entry.name_keys = name_keys(entry)  # entries later, in `validate`; likewise
+    entry.phrases = _packed(phrase_hashes(entry))  # likewise
     expected = slugify(entry.title)
     if entry.slug != expected:
         problems.add(path, entry.line_of("title"), f"file name '{entry.slug}.md' is not the slug of its title "
@@ -326,13 +326,49 @@ def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
 
 def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
     """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
-    first_seen: dict[str, Entry] = {}
-    for entry in entries:
-        for key, norm, sentence in entry.sentences or sentence_keys(entry):
-            other = first_seen.setdefault(norm, entry)
-            if other is not entry:
-                problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
+    hashes, owners = _all_hashes(entries, sentence_hashes)
+    values, first, inverse, counts = np.unique(hashes, return_index=True, return_inverse=True, return_counts=True)
+    shared = counts > 1
+    if not shared.any():
+        return
+    first_owner = dict(zip(values[shared].tolist(), owners[first[shared]].tolist()))
+    for i in sorted(set(owners[shared[inverse]].tolist())):  # the entries with a shared sentence, in order
+        entry = entries[i]
+        for key, norm, sentence in sentence_keys(entry):
+            other = first_owner.get(_stable_hash(norm), i)
+            if other != i:
+                problems.add(entry.path, entry.line_of(key), f"sentence also used in {entries[other].path}: "
                              f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
+
+
+def sentence_hashes(entry: Entry) -> np.ndarray:
+    """The entry's `sentence_keys`, hashed (`_stable_hash`), as computed when it was parsed."""
+    if entry.sentences:
+        return np.frombuffer(entry.sentences, dtype=np.int64)
+    return np.asarray([_stable_hash(norm) for _, norm, _ in sentence_keys(entry)], dtype=np.int64)
+
+
+def phrase_array(entry: Entry) -> np.ndarray:
+    """The entry's `phrase_hashes`, as computed when it was parsed."""
+    return np.frombuffer(entry.phrases, dtype=np.int64) if entry.phrases else np.asarray(phrase_hashes(entry), dtype=np.int64)
+
+
+def _packed(hashes: Iterable[int]) -> bytes:
+    return np.fromiter(hashes, dtype=np.int64).tobytes()
+
+
+def _all_hashes(entries: list[Entry], of: Callable[[Entry], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Every entry's hashes one after another, and the number of the entry each belongs to."""
+    arrays = [of(entry) for entry in entries]
+    lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+    hashes = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+    return hashes, np.repeat(np.arange(len(entries), dtype=np.int64), lengths)
+
+
+def _stable_hash(text: str) -> int:
+    """A stable 63-bit hash (the same in every worker process, unlike `hash()`)."""
+    digest = hashlib.blake2b(text.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") >> 1
 
 
 def phrase_words(entry: Entry) -> list[list[str]]:
@@ -361,9 +397,7 @@ def phrase_words(entry: Entry) -> list[list[str]]:
 
 
 def _phrase_hash(phrase: tuple[str, ...]) -> int:
-    """A stable 63-bit hash (the same in every worker process, unlike `hash()`)."""
-    digest = hashlib.blake2b("\x1f".join(phrase).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") >> 1
+    return _stable_hash("\x1f".join(phrase))
 
 
 def phrase_hashes(entry: Entry) -> tuple[int, ...]:
@@ -380,29 +414,31 @@ def repeated_phrases(entries: list[Entry], *, top: int | None = None,
     """Phrases in at least `minimum` entries, most widespread first: (phrase with `X` for the name, entries)."""
     if not entries:
         return []
-    all_hashes = np.concatenate([np.asarray(e.phrases or phrase_hashes(e), dtype=np.int64) for e in entries])
-    values, counts = np.unique(all_hashes, return_counts=True)
+    hashes, owners = _all_hashes(entries, phrase_array)  # an entry's phrases are distinct
+    values, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
     order = np.argsort(-counts, kind="stable")
-    wanted = [int(values[i]) for i in order if counts[i] >= minimum][:top]
+    wanted = [int(i) for i in order if counts[i] >= minimum][:top]
     if not wanted:
         return []
-    users: dict[int, list[Entry]] = {h: [] for h in wanted}
+    rank = np.full(len(values), -1, dtype=np.int64)
+    rank[wanted] = np.arange(len(wanted))
+    ranks = rank[inverse]
+    mine = np.flatnonzero(ranks >= 0)
+    mine = mine[np.argsort(ranks[mine], kind="stable")]  # by phrase, each phrase's entries in order
+    bounds = np.searchsorted(ranks[mine], np.arange(len(wanted) + 1))
+    users = [[entries[o] for o in owners[mine[bounds[r]:bounds[r + 1]]].tolist()] for r in range(len(wanted))]
     texts: dict[int, str] = {}
-    for entry in entries:
-        mine = set(entry.phrases or phrase_hashes(entry)) & users.keys()
-        if not mine:
-            continue
-        for h in mine:
-            users[h].append(entry)
-        if mine <= texts.keys():  # the words of each phrase are looked up once, in its first entry
-            continue
-        for found in phrase_words(entry):
+    firsts: dict[int, set[int]] = {}  # the words of each phrase are looked up in its first entry
+    for r, i in enumerate(wanted):
+        firsts.setdefault(int(owners[mine[bounds[r]]]), set()).add(int(values[i]))
+    for owner, phrases in sorted(firsts.items()):
+        for found in phrase_words(entries[owner]):
             for i in range(len(found) - PHRASE_WORDS + 1):
                 phrase = tuple(found[i:i + PHRASE_WORDS])
                 h = _phrase_hash(phrase)
-                if h in mine and h not in texts:
+                if h in phrases and h not in texts:
                     texts[h] = " ".join("X" if w == TITLE_MARK else w for w in phrase)
-    return [(texts[h], users[h]) for h in wanted]
+    return [(texts[int(values[i])], users[r]) for r, i in enumerate(wanted)]
 
 
 def check_repeated_phrases(entries: list[Entry], problems: Problems) -> None:
