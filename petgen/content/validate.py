@@ -327,18 +327,28 @@ def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
 def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
     """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
     hashes, owners = _all_hashes(entries, sentence_hashes)
-    values, first, inverse, counts = np.unique(hashes, return_index=True, return_inverse=True, return_counts=True)
-    shared = counts > 1
-    if not shared.any():
+    values, counts = np.unique(hashes, return_counts=True)
+    shared, at = _among(hashes, values[counts > 1])
+    if not len(at):
         return
-    first_owner = dict(zip(values[shared].tolist(), owners[first[shared]].tolist()))
-    for i in sorted(set(owners[shared[inverse]].tolist())):  # the entries with a shared sentence, in order
+    _, first = np.unique(shared, return_index=True)  # `at` ascends: the first of each is its first entry's
+    first_owner = dict(zip(shared[first].tolist(), owners[at[first]].tolist()))
+    for i in sorted(set(owners[at].tolist())):  # the entries with a shared sentence, in order
         entry = entries[i]
         for key, norm, sentence in sentence_keys(entry):
             other = first_owner.get(_stable_hash(norm), i)
             if other != i:
                 problems.add(entry.path, entry.line_of(key), f"sentence also used in {entries[other].path}: "
                              f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
+
+
+def _among(hashes: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The hashes that are among `wanted` (sorted), and where they are in `hashes` (ascending)."""
+    if not len(wanted):
+        return wanted, np.zeros(0, dtype=np.int64)
+    slot = np.minimum(np.searchsorted(wanted, hashes), len(wanted) - 1)
+    at = np.flatnonzero(wanted[slot] == hashes)
+    return hashes[at], at
 
 
 def sentence_hashes(entry: Entry) -> np.ndarray:
@@ -415,22 +425,22 @@ def repeated_phrases(entries: list[Entry], *, top: int | None = None,
     if not entries:
         return []
     hashes, owners = _all_hashes(entries, phrase_array)  # an entry's phrases are distinct
-    values, inverse, counts = np.unique(hashes, return_inverse=True, return_counts=True)
+    values, counts = np.unique(hashes, return_counts=True)
     order = np.argsort(-counts, kind="stable")
     wanted = [int(i) for i in order if counts[i] >= minimum][:top]
     if not wanted:
         return []
-    rank = np.full(len(values), -1, dtype=np.int64)
-    rank[wanted] = np.arange(len(wanted))
-    ranks = rank[inverse]
-    mine = np.flatnonzero(ranks >= 0)
-    mine = mine[np.argsort(ranks[mine], kind="stable")]  # by phrase, each phrase's entries in order
-    bounds = np.searchsorted(ranks[mine], np.arange(len(wanted) + 1))
+    chosen = values[wanted]  # most widespread first
+    by_value = np.argsort(chosen)
+    among, at = _among(hashes, chosen[by_value])
+    ranks = by_value[np.searchsorted(chosen[by_value], among)]
+    mine = at[np.argsort(ranks.astype(np.int16 if len(wanted) < 2**15 else np.int64), kind="stable")]
+    bounds = np.searchsorted(np.sort(ranks), np.arange(len(wanted) + 1))  # by phrase, each one's entries in order
     users = [[entries[o] for o in owners[mine[bounds[r]:bounds[r + 1]]].tolist()] for r in range(len(wanted))]
     texts: dict[int, str] = {}
     firsts: dict[int, set[int]] = {}  # the words of each phrase are looked up in its first entry
-    for r, i in enumerate(wanted):
-        firsts.setdefault(int(owners[mine[bounds[r]]]), set()).add(int(values[i]))
+    for r, value in enumerate(chosen.tolist()):
+        firsts.setdefault(int(owners[mine[bounds[r]]]), set()).add(value)
     for owner, phrases in sorted(firsts.items()):
         for found in phrase_words(entries[owner]):
             for i in range(len(found) - PHRASE_WORDS + 1):
@@ -438,7 +448,7 @@ def repeated_phrases(entries: list[Entry], *, top: int | None = None,
                 h = _phrase_hash(phrase)
                 if h in phrases and h not in texts:
                     texts[h] = " ".join("X" if w == TITLE_MARK else w for w in phrase)
-    return [(texts[int(values[i])], users[r]) for r, i in enumerate(wanted)]
+    return [(texts[value], users[r]) for r, value in enumerate(chosen.tolist())]
 
 
 def check_repeated_phrases(entries: list[Entry], problems: Problems) -> None:
