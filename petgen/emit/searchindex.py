@@ -23,7 +23,6 @@ from petgen.content.kb import KnowledgeBase
 from petgen.contract.resources import encode, entry_url
 from petgen.search import update
 from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document
-from petgen.search.pack import pack
 from petgen.search.query import SCORING
 from petgen.search.stored import ENGINE_ROUTE
 
@@ -91,8 +90,7 @@ def save_state(path: Path | None, state: update.IndexState) -> None:
 def _emit_index(docs: list[Document], found: list[bytes], writer: DistWriter, path: Path | None,
                 state: update.IndexState | None) -> None:
     state = state or updated_state(path, docs, found) or update.build(docs, encode)
-    engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", pack(state.docs, state.kinds, state.order),
-                                     "application/octet-stream", "bin")
+    engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", state.pack(), "application/octet-stream", "bin")
     shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", data) for key, data in state.shards.items()}
     ordered: list[list[str]] = [[]] * len(state.order)
     for d, rank in enumerate(state.order):

@@ -70,8 +70,10 @@ def pack_index(index: dict[str, Any]) -> bytes:
     return pack(index["docs"], {kind: Postings.of(index[kind]) for kind in KINDS})
 
 
-def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] | None = None) -> bytes:
-    """The pack file of documents `docs` and their postings by kind (`order_of`: their `title_order`, if known)."""
+def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] | None = None,
+         completions: dict[str, list[str]] | None = None, titles: dict[str, np.ndarray] | None = None) -> bytes:
+    """The pack file of documents `docs` and their postings by kind; `order_of` (their `title_order`),
+    `completions` (`prefix_completions` of the words) and `titles` (`title_arrays` of `docs`) if known."""
     n = len(docs)
     order = np.asarray(order_of if order_of is not None else title_order(docs), dtype=np.int64)
     terms = sorted(set().union(*(kinds[kind].terms for kind in KINDS)))
@@ -92,12 +94,12 @@ def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] 
                                   np.concatenate([kinds[kind].weights for kind in KINDS]), order))
     words = kinds["words"].terms  # sorted
     arrays["vocabulary"] = np.fromiter(map(term_id.__getitem__, words), dtype=np.int32, count=len(words))
-    arrays.update(prefix_arrays(words, term_id))
+    arrays.update(prefix_arrays(completions if completions is not None else prefix_completions(words), term_id))
     by_shape: dict[tuple[str, int], list[int]] = {}
     for word in words:
         by_shape.setdefault((word[0], len(word)), []).append(term_id[word])
     arrays.update(shapes("shape", by_shape, terms))
-    arrays.update(title_arrays(docs))
+    arrays.update(titles if titles is not None else title_arrays(docs))
     return write_pack(arrays, {"format": PACK_FORMAT, "documents": n})
 
 
@@ -157,16 +159,25 @@ def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, 
     return arrays
 
 
-def prefix_arrays(vocabulary: list[str], term_id: dict[str, int]) -> dict[str, np.ndarray]:
-    """Every prefix of 2 to SHORT_PREFIX letters with its PREFIX_FANOUT shortest completions (then alphabetical;
-    the prefix itself among them if it is a word)."""
+def prefix_completions(vocabulary: list[str]) -> dict[str, list[str]]:
+    """Every prefix of 2 to SHORT_PREFIX letters of the words in `vocabulary` (sorted), in order, with its
+    PREFIX_FANOUT shortest completions (then alphabetical; the prefix itself among them if it is a word)."""
     short: dict[str, list[str]] = {}
     for word in vocabulary:
         for size in range(2, min(SHORT_PREFIX, len(word)) + 1):
             short.setdefault(word[:size], []).append(word)
-    prefixes = sorted(short)
-    completions = [[term_id[w] for w in sorted(short[p], key=lambda w: (len(w), w))[:PREFIX_FANOUT]] for p in prefixes]
-    return {**strings("prefix", prefixes, hashed=True), **flat("prefix", completions)}
+    return {prefix: shortest(short[prefix]) for prefix in sorted(short)}
+
+
+def shortest(words: Iterable[str]) -> list[str]:
+    """The PREFIX_FANOUT shortest of `words`, then alphabetical."""
+    return sorted(words, key=lambda w: (len(w), w))[:PREFIX_FANOUT]
+
+
+def prefix_arrays(completions: dict[str, list[str]], term_id: dict[str, int]) -> dict[str, np.ndarray]:
+    """The prefixes (`prefix_completions`) as a string table, with their completions' terms."""
+    return {**strings("prefix", list(completions), hashed=True),
+            **flat("prefix", [[term_id[w] for w in found] for found in completions.values()])}
 
 
 def flat(name: str, lists: list[list[int]]) -> dict[str, np.ndarray]:

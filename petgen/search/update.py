@@ -39,10 +39,11 @@ from petgen.search.index import (
     shard_key,
     title_order,
 )
-from petgen.search.pack import Postings
+from petgen.search.pack import Postings, pack, prefix_completions, shortest, title_arrays
+from petgen.search.query import SHORT_PREFIX
 from petgen.search.stored import KINDS
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 MOST_CHANGED = 0.05  # an update of more than this share of the documents builds the index anew instead
 Encode = Callable[[Any], bytes]
 Lists = tuple[list[int], list[float]]  # one term's documents and weights, while they change
@@ -70,7 +71,13 @@ class IndexState:
     known: set[str]  # the words compound parts are made of (`is_known`)
     order: list[int]  # each document's rank in title order (`title_order`)
     shards: dict[str, bytes]  # shard key -> the shard, encoded
+    completions: dict[str, list[str]]  # `prefix_completions` of the words
+    titles: dict[str, np.ndarray]  # `title_arrays` of the documents
     version: int = STATE_VERSION
+
+    def pack(self) -> bytes:
+        """The pack file of this index (`petgen.search.pack.pack`)."""
+        return pack(self.docs, self.kinds, self.order, self.completions, self.titles)
 
 
 def build(documents: list[Document], encode: Encode) -> IndexState:
@@ -80,7 +87,8 @@ def build(documents: list[Document], encode: Encode) -> IndexState:
     return IndexState([digest(d) for d in documents], [orjson.dumps(words_of(d)) for d in documents],
                       index["docs"], {kind: Postings.of(index[kind]) for kind in KINDS}, known,
                       title_order(index["docs"]),
-                      {key: encode(data) for key, data in shard(in_title_order(index)).items()})
+                      {key: encode(data) for key, data in shard(in_title_order(index)).items()},
+                      prefix_completions(list(index["words"])), title_arrays(index["docs"]))
 
 
 def update(state: IndexState, documents: list[Document], digests: list[bytes], encode: Encode) -> bool:
@@ -128,7 +136,10 @@ def update(state: IndexState, documents: list[Document], digests: list[bytes], e
         state.docs[d] = [documents[d].slug, documents[d].title, documents[d].meaning, documents[d].url]
         state.words[d] = orjson.dumps(new_words[d])
         state.digests[d] = digests[d]
+    vocabulary = state.kinds["words"].terms
+    toggled = [word for word, (docs, _) in lists["words"].items() if bool(docs) != _has(vocabulary, word)]
     state.kinds = {kind: _splice(state.kinds[kind], lists[kind]) for kind in KINDS}
+    _complete(state.completions, state.kinds["words"].terms, toggled)
     order = np.asarray(state.order, dtype=np.int64)
     for key in sorted({shard_key(term) for found in lists.values() for term in found}):
         shard_of = {kind: _renumbered(state.kinds[kind], key, order) for kind in KINDS}
@@ -138,6 +149,28 @@ def update(state: IndexState, documents: list[Document], digests: list[bytes], e
             state.shards.pop(key, None)
     state.shards = dict(sorted(state.shards.items()))
     return True
+
+
+def _has(terms: list[str], term: str) -> bool:
+    at = bisect_left(terms, term)
+    return at < len(terms) and terms[at] == term
+
+
+def _complete(completions: dict[str, list[str]], vocabulary: list[str], toggled: list[str]) -> None:
+    """Update `prefix_completions` for the words added to or removed from `vocabulary` (sorted, as it is now)."""
+    prefixes = {word[:size] for word in toggled for size in range(2, min(SHORT_PREFIX, len(word)) + 1)}
+    added = False
+    for prefix in prefixes:
+        found = vocabulary[bisect_left(vocabulary, prefix):bisect_left(vocabulary, prefix + "\U0010ffff")]
+        if found:
+            added |= prefix not in completions
+            completions[prefix] = shortest(found)
+        else:
+            completions.pop(prefix, None)
+    if added:
+        ordered = dict(sorted(completions.items()))
+        completions.clear()
+        completions.update(ordered)
 
 
 def _insert(postings: Lists, doc: int, weight: float) -> None:
