@@ -184,8 +184,9 @@ def test_list_pages_and_the_search_index_are_rendered_again_only_when_what_they_
     path = bundled / "names" / "baerchen.md"
     first = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
     assert first.units > 100 and first.reused == 0  # a full build renders every unit
-    text = path.read_text(encoding="utf-8")  # the usage: on the entry's own page only, in no list, card or index
-    path.write_text(text.replace("Kaum ein Tiername", "Kaum ein anderer Tiername"), encoding="utf-8")
+    other = bundled / "names" / "albi.md"  # not the OpenAPI document's example (baerchen), which /docs shows
+    text = other.read_text(encoding="utf-8")  # the usage: on the entry's own page only, in no list, card or index
+    other.write_text(text.replace("## Verwendung\n\n", "## Verwendung\n\nAuch so. ", 1), encoding="utf-8")
     result = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
     assert result.changed is not None and result.reused == result.units == first.units
     path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", "meaning: Neu gesagt, ", 1),
