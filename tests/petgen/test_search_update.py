@@ -19,7 +19,9 @@ WORDS = ["Maus", "Bärchen", "Zucker", "Zuckermaus", "Schnecke", "Herz", "Herzbl
 
 
 def document(rng: random.Random, slug: str, title: str) -> Document:
-    pick = lambda k: " ".join(rng.sample(WORDS, k))  # noqa: E731
+    def pick(k: int) -> str:
+        return " ".join(rng.sample(WORDS, k))
+
     return Document(slug=slug, title=title, meaning=pick(rng.randint(2, 6)), url=f"https://x/{slug}",
                     fields={"title": [title], "variants": [pick(1) for _ in range(rng.randint(0, 2))],
                             "keywords": [pick(1) for _ in range(rng.randint(0, 2))], "meaning": [pick(rng.randint(2, 6))]})

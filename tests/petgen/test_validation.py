@@ -165,8 +165,8 @@ def test_a_sentence_in_three_entries_is_reported_in_the_later_two_naming_the_fir
     order = [e.path for e in sorted(kb.entries, key=lambda e: e.path)]
     found = sorted((p.path, p.message) for p in kb.warnings if p.message.startswith("sentence also used"))
     first = min(order)
-    assert found == sorted((path, f"sentence also used in {first}: 'Im Beruf sollte man den Namen lieber nicht "
-                                  "verwenden.'") for path in order if path in map(str, names) and path != first)
+    message = f"sentence also used in {first}: 'Im Beruf sollte man den Namen lieber nicht verwenden.'"
+    assert found == sorted((path, message) for path in order if path in map(str, names) and path != first)
 
 
 def test_failed_build_writes_nothing(content: Path, tmp_path: Path) -> None:
