@@ -109,7 +109,8 @@ def update(state: IndexState, documents: list[Document], digests: list[bytes], e
             flat = state.kinds[kind]
             at = bisect_left(flat.terms, term)
             docs, weights = flat.postings(at) if at < len(flat.terms) and flat.terms[at] == term else ((), ())
-            found = lists[kind][term] = (list(map(int, docs)), list(map(float, weights)))
+            found = lists[kind][term] = (list(docs) if isinstance(docs, tuple) else docs.tolist(),
+                                         list(weights) if isinstance(weights, tuple) else weights.tolist())
         return found
 
     old_words = {d: orjson.loads(state.words[d]) for d in changed}
@@ -221,13 +222,17 @@ def _renumbered(flat: Postings, key: str, order: np.ndarray) -> dict[str, list[l
     """The terms of one shard (`shard_key`) with their postings in title order (`renumber`)."""
     terms = flat.terms
     if key == "_":
-        found: Any = [i for i, term in enumerate(terms) if shard_key(term) == key]
+        found = [i for i, term in enumerate(terms) if shard_key(term) == key]
     else:
-        found = range(bisect_left(terms, key), bisect_left(terms, key + "\U0010ffff"))
-    result = {}
-    for i in found:
-        docs, weights = flat.postings(i)
-        ranks = order[docs]
-        by_rank = np.argsort(ranks, kind="stable")
-        result[terms[i]] = [ranks[by_rank].tolist(), weights[by_rank].tolist()]
-    return result
+        found = list(range(bisect_left(terms, key), bisect_left(terms, key + "\U0010ffff")))
+    if not found:
+        return {}
+    starts = flat.start[found]
+    ends = flat.start[np.asarray(found) + 1]
+    lengths = ends - starts
+    at = np.repeat(ends - lengths.cumsum(), lengths) + np.arange(int(lengths.sum()))  # every posting, term by term
+    ranks = order[flat.docs[at]]
+    by_rank = np.lexsort((ranks, np.repeat(np.arange(len(found)), lengths)))  # within each term
+    docs, weights = ranks[by_rank].tolist(), flat.weights[at][by_rank].tolist()
+    bounds = [0, *lengths.cumsum().tolist()]
+    return {terms[i]: [docs[bounds[j]:bounds[j + 1]], weights[bounds[j]:bounds[j + 1]]] for j, i in enumerate(found)}
