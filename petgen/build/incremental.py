@@ -78,6 +78,11 @@ def state_path(cache_dir: Path, out: Path) -> Path:
     return cache_dir / "builds" / f"{name}.pickle"
 
 
+def search_state_path(cache_dir: Path, out: Path) -> Path:
+    """The search index of the build at `out` with what it was made of (petgen/search/update.py)."""
+    return state_path(cache_dir, out).with_suffix(".search")
+
+
 def load_state(cache_dir: Path | None, out: Path) -> BuildState | None:
     """The last build's state, if it describes the tree that is at `out` now (else None: build it all)."""
     if cache_dir is None:
@@ -91,7 +96,21 @@ def load_state(cache_dir: Path | None, out: Path) -> BuildState | None:
         return None
     if manifest_stamp(out) != state.live_stamp:  # another build (or a hand) changed dist/ since
         return None
+    if state.spare is not None and os.path.exists(recycling_path(cache_dir, out)):
+        state.spare, state.spare_stamp = None, None  # a build that changed the spare did not finish
     return state
+
+
+def recycling_path(cache_dir: Path, out: Path) -> Path:
+    return state_path(cache_dir, out).with_suffix(".recycling")
+
+
+def recycling(cache_dir: Path | None, out: Path) -> None:
+    """Mark the spare as changing: until the next `save_state`, it holds no build the state could describe
+    (a file created, instead of the whole state written again)."""
+    if cache_dir is not None:
+        with contextlib.suppress(OSError), open(recycling_path(cache_dir, out), "wb"):
+            pass
 
 
 def save_state(cache_dir: Path | None, out: Path, state: BuildState | None) -> None:
@@ -106,6 +125,8 @@ def save_state(cache_dir: Path | None, out: Path, state: BuildState | None) -> N
     with contextlib.suppress(OSError):
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+    with contextlib.suppress(OSError):
+        recycling_path(cache_dir, out).unlink()
 
 
 @dataclass

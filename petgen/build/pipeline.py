@@ -10,20 +10,38 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
 from petgen import __version__
 from petgen.build.dist import DistWriter, Routes, Unit, manifest_stamp, new_build_dir, retire, swap_in, sweep
-from petgen.build.incremental import BuildState, TreeWriter, load_state, release, save_state, spare_path, target_tree
+from petgen.build.incremental import (
+    BuildState,
+    TreeWriter,
+    load_state,
+    recycling,
+    release,
+    save_state,
+    search_state_path,
+    spare_path,
+    target_tree,
+)
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.emit.api import DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes
-from petgen.emit.searchindex import INDEX_ROUTE, SEARCH_UNIT, documents, emit_search_index, search_key
+from petgen.emit.searchindex import (
+    INDEX_ROUTE,
+    SEARCH_UNIT,
+    digests,
+    documents,
+    emit_search_index,
+    search_key,
+    updated_state,
+)
 from petgen.emit.site import PageRenderer, emit_site
 from petgen.emit.sitemap import emit_sitemap
 from petgen.emit.templating import keep_compiled_templates
@@ -69,7 +87,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     with collector_paused(), early_workers(content_dir, full=state is None) as pool:
         kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
                                  cache_dir=cache_dir, pool=pool)
-        outputs = Outputs(kb, cache_dir, runtime_origin, signed_proxies)
+        outputs = Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir)
         pages = PageRenderer(kb)
         keys = entry_keys(kb, pages) if cache_dir is not None else {}
         if state is not None and few_changed(keys, state):
@@ -91,10 +109,16 @@ class Outputs:
     cache_dir: Path | None
     runtime_origin: str | None
     signed_proxies: bool
+    out_dir: Path
+
+    @property
+    def search_state(self) -> Path | None:
+        """Where the cache keeps the search index with what it was made of (petgen/search/update.py)."""
+        return search_state_path(self.cache_dir, self.out_dir) if self.cache_dir is not None else None
 
     def emit_rest(self, writer: DistWriter) -> None:
         """The list pages, search index, site and discovery documents (while the entries are written)."""
-        emit_search_index(self.kb, writer)
+        emit_search_index(self.kb, writer, state=self.search_state)
         self.emit_pages(writer)
 
     def emit_pages(self, writer: DistWriter) -> None:
@@ -105,15 +129,19 @@ class Outputs:
 
     def emit_rest_in_parallel(self, writer: TreeWriter) -> None:
         """`emit_rest`, with the search index built in a forked child (where it can fork) if it has to be
-        built at all (its inputs changed), while this process writes the rest."""
+        built whole (its inputs changed, and the last build's index cannot be updated entry by entry), while
+        this process writes the rest."""
         global _forked
         docs = documents(self.kb)
-        if (writer.has_unit(SEARCH_UNIT, search_key(docs)) or (os.cpu_count() or 1) < 2
-                or "fork" not in multiprocessing.get_all_start_methods()):
-            emit_search_index(self.kb, writer, docs)
+        found = digests(docs)
+        updated = None
+        if (writer.has_unit(SEARCH_UNIT, search_key(found)) or (os.cpu_count() or 1) < 2
+                or "fork" not in multiprocessing.get_all_start_methods()
+                or (updated := updated_state(self.search_state, docs, found)) is not None):
+            emit_search_index(self.kb, writer, docs, found, self.search_state, updated)
             self.emit_pages(writer)
             return
-        _forked = (self, writer, docs)
+        _forked = (self, writer, docs, found)
         try:
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
                 future = pool.submit(_emit_search_forked)
@@ -131,16 +159,16 @@ class Outputs:
         emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies)
 
 
-_forked: tuple[Outputs, TreeWriter, list[Document]] | None = None  # set in the parent before forking
+_forked: tuple[Outputs, TreeWriter, list[Document], list[bytes]] | None = None  # set in the parent before forking
 
 
 def _emit_search_forked() -> tuple[Routes, dict[str, str], dict[str, Unit], int]:
     """`emit_search_index` in a forked child, into the same tree; the routes, files and unit go back to the
     parent."""
     assert _forked is not None
-    outputs, parent, docs = _forked
+    outputs, parent, docs, found = _forked
     writer = TreeWriter(parent.root, present=parent.present, source=parent.source, context=parent.context)
-    emit_search_index(outputs.kb, writer, docs)
+    emit_search_index(outputs.kb, writer, docs, found, outputs.search_state)
     return writer.routes, writer.written, writer.units, writer.changed
 
 
@@ -185,7 +213,7 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
     spare = spare_path(out_dir)
     try:
         if target.recycled:  # until it is swapped in, the spare holds no build the state could describe
-            save_state(outputs.cache_dir, out_dir, replace(state, spare=None, spare_stamp=None))
+            recycling(outputs.cache_dir, out_dir)
         writer = TreeWriter(target.root, present=target.present, source=out_dir, context=pages.context_key,
                             earlier=state.units)
         emit_changed_entries(outputs.kb, writer, pages, keys, state.entries)

@@ -154,7 +154,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     for path in files:
         # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share
         # one cache instead of missing (and pruning) each other's entries.
-        rel = path.relative_to(content_dir).as_posix()
+        rel = f"names/{path.name}"  # as `path.relative_to(content_dir).as_posix()`, for `entry_files`' files
         try:
             stamp = file_stamp(os.stat(path))
             seen = known.get(rel)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
@@ -338,22 +338,41 @@ def sentence_hashes(entry: Entry) -> bytes:
 
 def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
     """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
-    hashes = [np.frombuffer(entry.sentences or sentence_hashes(entry), dtype=np.int64) for entry in entries]
-    if not hashes:
+    hashes, owners = _all_hashes(entries, _sentences_of)
+    values, counts = np.unique(hashes, return_counts=True)
+    shared, at = _among(hashes, values[counts > 1])
+    if not len(at):
         return
-    values, counts = np.unique(np.concatenate(hashes), return_counts=True)
-    shared = set(values[counts > 1].tolist())
-    first_seen: dict[str, Entry] = {}
-    for entry, found in zip(entries, hashes):
-        if shared.isdisjoint(found.tolist()):
-            continue
+    _, first = np.unique(shared, return_index=True)  # `at` ascends: the first of each is its first entry's
+    first_owner = dict(zip(shared[first].tolist(), owners[at[first]].tolist()))
+    for i in sorted(set(owners[at].tolist())):  # the entries with a shared sentence, in order
+        entry = entries[i]
         for key, norm, sentence in sentence_keys(entry):
-            if _text_hash(norm) not in shared:
-                continue
-            other = first_seen.setdefault(norm, entry)
-            if other is not entry:
-                problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
+            other = first_owner.get(_text_hash(norm), i)
+            if other != i:
+                problems.add(entry.path, entry.line_of(key), f"sentence also used in {entries[other].path}: "
                              f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
+
+
+def _sentences_of(entry: Entry) -> np.ndarray:
+    return np.frombuffer(entry.sentences or sentence_hashes(entry), dtype=np.int64)
+
+
+def _among(hashes: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The hashes that are among `wanted` (sorted), and where they are in `hashes` (ascending)."""
+    if not len(wanted):
+        return wanted, np.zeros(0, dtype=np.int64)
+    slot = np.minimum(np.searchsorted(wanted, hashes), len(wanted) - 1)
+    at = np.flatnonzero(wanted[slot] == hashes)
+    return hashes[at], at
+
+
+def _all_hashes(entries: list[Entry], of: Callable[[Entry], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Every entry's hashes one after another, and the number of the entry each belongs to."""
+    arrays = [of(entry) for entry in entries]
+    lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+    hashes = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+    return hashes, np.repeat(np.arange(len(entries), dtype=np.int64), lengths)
 
 
 def phrase_words(entry: Entry) -> list[list[str]]:
@@ -437,29 +456,29 @@ def _phrases_of(entry: Entry) -> np.ndarray:
 def repeated_phrases(entries: list[Entry], *, top: int | None = None,
                      minimum: int = MAX_PHRASE_ENTRIES + 1) -> list[tuple[str, list[Entry]]]:
     """Phrases in at least `minimum` entries, most widespread first: (phrase with `X` for the name, entries)."""
-    if not entries:
-        return []
-    all_hashes = np.concatenate([_phrases_of(e) for e in entries])
-    values, counts = np.unique(all_hashes, return_counts=True)
+    hashes, owners = _all_hashes(entries, _phrases_of)  # an entry's phrases are distinct
+    values, counts = np.unique(hashes, return_counts=True)
     order = np.argsort(-counts, kind="stable")
-    wanted = [int(values[i]) for i in order if counts[i] >= minimum][:top]
+    wanted = [int(i) for i in order if counts[i] >= minimum][:top]
     if not wanted:
         return []
-    users: dict[int, list[Entry]] = {h: [] for h in wanted}
+    chosen = values[wanted]  # most widespread first
+    by_value = np.argsort(chosen)
+    among, at = _among(hashes, chosen[by_value])
+    ranks = by_value[np.searchsorted(chosen[by_value], among)]
+    mine = at[np.argsort(ranks.astype(np.int16 if len(wanted) < 2**15 else np.int64), kind="stable")]
+    bounds = np.searchsorted(np.sort(ranks), np.arange(len(wanted) + 1))  # by phrase, each one's entries in order
+    users = [[entries[o] for o in owners[mine[bounds[r]:bounds[r + 1]]].tolist()] for r in range(len(wanted))]
     texts: dict[int, str] = {}
-    for entry in entries:
-        mine = set(_phrases_of(entry).tolist()) & users.keys()
-        if not mine:
-            continue
-        for h in mine:
-            users[h].append(entry)
-        if mine <= texts.keys():  # the words of each phrase are looked up once, in its first entry
-            continue
-        for found in phrase_words(entry):
+    firsts: dict[int, set[int]] = {}  # the words of each phrase are looked up in its first entry
+    for r, value in enumerate(chosen.tolist()):
+        firsts.setdefault(int(owners[mine[bounds[r]]]), set()).add(value)
+    for owner, phrases in sorted(firsts.items()):
+        for found in phrase_words(entries[owner]):
             for i, h in enumerate(_window_hashes([found]).tolist()):
-                if h in mine and h not in texts:
+                if h in phrases and h not in texts:
                     texts[h] = " ".join("X" if w == TITLE_MARK else w for w in found[i:i + PHRASE_WORDS])
-    return [(texts[h], users[h]) for h in wanted]
+    return [(texts[value], users[r]) for r, value in enumerate(chosen.tolist())]
 
 
 def check_repeated_phrases(entries: list[Entry], problems: Problems) -> None:

@@ -95,8 +95,9 @@ def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Write the OpenAPI document, its HTML rendering and every discovery document."""
     base = kb.site.base_url
     document = openapi_document(kb)
-    writer.add_file("/openapi.json", "openapi.json", _json(document), JSON)
-    emit_docs(kb, writer, document)
+    encoded = _json(document)
+    writer.add_file("/openapi.json", "openapi.json", encoded, JSON)
+    emit_docs(kb, writer, document, encoded)
 
     catalog_link = f'<{base}/.well-known/api-catalog>; rel="api-catalog"'
     writer.add_file("/.well-known/api-catalog", ".well-known/api-catalog", _json(api_catalog(base)), LINKSET,

@@ -17,7 +17,7 @@ from typing import Any
 
 from markupsafe import Markup
 
-from petgen.build.dist import HTML, DistWriter
+from petgen.build.dist import HTML, DistWriter, content_hash, unit_key
 from petgen.content.kb import KnowledgeBase
 from petgen.contract.errors import ERROR_CODES
 from petgen.emit.templating import environment, markdown
@@ -145,8 +145,15 @@ def operations(document: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
     return ops, list(common_params.values()), common_responses
 
 
-def emit_docs(kb: KnowledgeBase, writer: DistWriter, document: dict[str, Any]) -> None:
-    """Write /docs (the reference), /docs/schemas/ and one page per guide document found in docs/."""
+def emit_docs(kb: KnowledgeBase, writer: DistWriter, document: dict[str, Any], encoded: bytes) -> None:
+    """Write /docs (the reference), /docs/schemas/ and one page per guide document found in docs/: one unit
+    (`DistWriter.unit`) keyed by the OpenAPI document (`encoded`) and the guide's sources."""
+    sources = [(DOCS_DIR / f"{page.slug}.md") for page in GUIDE]
+    key = unit_key(content_hash(encoded), *(content_hash(p.read_bytes()) if p.is_file() else "-" for p in sources))
+    writer.unit("docs", key, lambda: _emit_docs(kb, writer, document))
+
+
+def _emit_docs(kb: KnowledgeBase, writer: DistWriter, document: dict[str, Any]) -> None:
     env = environment(kb.site)
     env.filters["md"] = inline_markdown
     env.filters["schema_name"] = schema_name

@@ -12,15 +12,17 @@ The runtime reads the same postings from one pack file (petgen/search/pack.py), 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import pickle
+from pathlib import Path
 
-import orjson
-
-from petgen.build.dist import DistWriter
+from petgen.build.cache import fingerprint, write_atomic
+from petgen.build.dist import DistWriter, read_file
 from petgen.content.kb import KnowledgeBase
 from petgen.contract.resources import encode, entry_url
-from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document, build_index, in_title_order, shard
-from petgen.search.pack import pack_index
+from petgen.search import update
+from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document
 from petgen.search.query import SCORING
 from petgen.search.stored import ENGINE_ROUTE
 
@@ -37,29 +39,62 @@ def documents(kb: KnowledgeBase) -> list[Document]:
     ]
 
 
-def search_key(docs: list[Document]) -> str:
-    """What the index is made from: the searchable fields of every document, in list order."""
-    return hashlib.blake2b(orjson.dumps([(d.slug, d.title, d.meaning, d.fields) for d in docs]),
-                           digest_size=16).hexdigest()
+def digests(docs: list[Document]) -> list[bytes]:
+    """Each document's digest (`petgen.search.update.digest`)."""
+    return list(map(update.digest, docs))
 
 
-def emit_search_index(kb: KnowledgeBase, writer: DistWriter, docs: list[Document] | None = None) -> None:
-    """Index every entry's title, variants, keywords and meaning (`docs`, if made already); write shards and
-    the index manifest.
+def search_key(found: list[bytes]) -> str:
+    """What the index is made from: the searchable fields of every document (`digests`), in list order."""
+    return hashlib.blake2b(b"".join(found), digest_size=16).hexdigest()
+
+
+def emit_search_index(kb: KnowledgeBase, writer: DistWriter, docs: list[Document] | None = None,
+                      found: list[bytes] | None = None, state: Path | None = None,
+                      updated: update.IndexState | None = None) -> None:
+    """Index every entry's title, variants, keywords and meaning (`docs`, if made already, with their
+    `digests`); write shards and the index manifest.
 
     The index is one unit (`DistWriter.unit`) keyed by `search_key`: an edit that changes no searchable field
-    (the usage, the examples, a category) builds no index."""
+    (the usage, the examples, a category) builds no index. With a `state` file (in the build cache), an index
+    that has to be built is updated from the last one, entry by entry (petgen/search/update.py), unless it
+    is `updated` already (`updated_state`)."""
     docs = docs if docs is not None else documents(kb)
-    writer.unit(SEARCH_UNIT, search_key(docs), lambda: _emit_index(docs, writer))
+    found = found if found is not None else digests(docs)
+    writer.unit(SEARCH_UNIT, search_key(found), lambda: _emit_index(docs, found, writer, state, updated))
 
 
-def _emit_index(docs: list[Document], writer: DistWriter) -> None:
-    index = build_index(docs)
-    engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", pack_index(index), "application/octet-stream", "bin")
-    browsers = in_title_order(index)
-    shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", encode(data))
-              for key, data in shard(browsers).items()}
-    ordered = browsers["docs"]
+def updated_state(path: Path | None, docs: list[Document], found: list[bytes]) -> update.IndexState | None:
+    """The last build's index (kept at `path`) updated to `docs`, if it can be (else None: build it whole)."""
+    state = load_state(path)
+    return state if state is not None and update.update(state, docs, found, encode) else None
+
+
+def load_state(path: Path | None) -> update.IndexState | None:
+    if path is None:
+        return None
+    try:
+        code, state = pickle.loads(read_file(path))
+    except Exception:  # noqa: BLE001 - missing, damaged or of another version: build the index whole
+        return None
+    return state if code == fingerprint() and isinstance(state, update.IndexState) else None
+
+
+def save_state(path: Path | None, state: update.IndexState) -> None:
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, pickle.dumps((fingerprint(), state), protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def _emit_index(docs: list[Document], found: list[bytes], writer: DistWriter, path: Path | None,
+                state: update.IndexState | None) -> None:
+    state = state or updated_state(path, docs, found) or update.build(docs, encode)
+    engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", state.pack(), "application/octet-stream", "bin")
+    shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", data) for key, data in state.shards.items()}
+    ordered: list[list[str]] = [[]] * len(state.order)
+    for d, rank in enumerate(state.order):
+        ordered[rank] = state.docs[d]
     files = ["/" + writer.add_hashed(None, f"search/docs/{start // DOCS_PER_FILE}",
                                      encode(ordered[start:start + DOCS_PER_FILE]))
              for start in range(0, len(ordered), DOCS_PER_FILE)]
@@ -75,3 +110,4 @@ def _emit_index(docs: list[Document], writer: DistWriter) -> None:
         "engine": engine,
     }
     writer.add_file(INDEX_ROUTE, "search/index.json", encode(manifest), "application/json; charset=utf-8")
+    save_state(path, state)

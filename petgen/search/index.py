@@ -21,6 +21,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from collections.abc import Iterable
 from typing import Any
 
 import snowballstemmer
@@ -101,48 +102,63 @@ def document_terms(fields: dict[str, list[str]]) -> dict[str, float]:
     return seen
 
 
-def _add(postings: dict[str, dict[int, float]], term: str, doc: int, weight: float) -> None:
-    row = postings.setdefault(term, {})
-    if row.get(doc, 0.0) < weight:
-        row[doc] = weight
-
-
 def build_index(documents: list[Document]) -> dict[str, Any]:
-    """Index documents; return {"docs", "stems", "words", "parts"}, postings as `[docs, weights]`."""
+    """Index documents; return {"docs", "stems", "words", "parts"}, postings as `[docs, weights]`, each kind's
+    terms in sorted order (so that an index updated entry by entry, petgen/search/update.py, is the same)."""
     stem_post: dict[str, dict[int, float]] = {}
     word_post: dict[str, dict[int, float]] = {}
     part_post: dict[str, dict[int, float]] = {}
-    doc_words: list[dict[str, float]] = []
-    for doc, document in enumerate(documents):
-        seen = document.terms if document.terms is not None else document_terms(document.fields)
-        for word, weight in seen.items():
-            word_post.setdefault(word, {})[doc] = weight
-            for stem in stems(word):
-                row = stem_post.setdefault(stem, {})
-                if row.get(doc, 0.0) < weight:
-                    row[doc] = weight
-        doc_words.append(seen)
-    # Compound parts: known words (from titles, variants, keywords) a longer word starts or ends with,
-    # and, for names (titles and variants), every tail of four letters or more (`Quatschkopf` → `kopf`).
-    known = {w for w, postings in word_post.items() if len(w) >= 3 and
-             any(weight > WEIGHTS["meaning"] for weight in postings.values())}
-    parts_of: dict[tuple[str, bool], list[str]] = {}  # most words recur across documents
+    doc_words = [document.terms if document.terms is not None else document_terms(document.fields)
+                 for document in documents]
     for doc, seen in enumerate(doc_words):
         for word, weight in seen.items():
-            if len(word) < 6:
-                continue
-            key = (word, weight >= WEIGHTS["variants"])
-            parts = parts_of.get(key)
-            if parts is None:
-                parts = parts_of[key] = compound_parts(word, known, tails=key[1])
-            for part in parts:
-                _add(part_post, part, doc, weight)
+            word_post.setdefault(word, {})[doc] = weight
+        for stem, weight in doc_stems(seen).items():
+            stem_post.setdefault(stem, {})[doc] = weight
+    known = {w for w, postings in word_post.items() if is_known(w, postings.values())}
+    parts_of: dict[tuple[str, bool], list[str]] = {}  # most words recur across documents
+    for doc, seen in enumerate(doc_words):
+        for part, weight in doc_parts(seen, known, parts_of).items():
+            part_post.setdefault(part, {})[doc] = weight
     return {
         "docs": [[d.slug, d.title, d.meaning, d.url] for d in documents],
         "stems": _freeze(stem_post),
         "words": _freeze(word_post),
         "parts": _freeze(part_post),
     }
+
+
+def is_known(word: str, weights: Iterable[float]) -> bool:
+    """Whether a word is a known part of compounds: three letters or more, in a title, variant or keyword."""
+    return len(word) >= 3 and any(weight > WEIGHTS["meaning"] for weight in weights)
+
+
+def doc_stems(seen: dict[str, float]) -> dict[str, float]:
+    """A document's stems (of its words `seen`), each at the weight of its best word."""
+    found: dict[str, float] = {}
+    for word, weight in seen.items():
+        for stem in stems(word):
+            if found.get(stem, 0.0) < weight:
+                found[stem] = weight
+    return found
+
+
+def doc_parts(seen: dict[str, float], known: set[str], parts_of: dict[tuple[str, bool], list[str]]) -> dict[str, float]:
+    """A document's compound parts: known words (from titles, variants, keywords) a longer word starts or ends
+    with, and, for names (titles and variants), every tail of four letters or more (`Quatschkopf` → `kopf`);
+    each at the weight of its best word. `parts_of` remembers the parts of words seen before."""
+    found: dict[str, float] = {}
+    for word, weight in seen.items():
+        if len(word) < 6:
+            continue
+        key = (word, weight >= WEIGHTS["variants"])
+        parts = parts_of.get(key)
+        if parts is None:
+            parts = parts_of[key] = compound_parts(word, known, tails=key[1])
+        for part in parts:
+            if found.get(part, 0.0) < weight:
+                found[part] = weight
+    return found
 
 
 def compound_parts(word: str, known: set[str], *, tails: bool = False) -> list[str]:
@@ -156,8 +172,8 @@ def compound_parts(word: str, known: set[str], *, tails: bool = False) -> list[s
 
 
 def _freeze(postings: dict[str, dict[int, float]]) -> dict[str, list[list[float]]]:
-    """Postings as `[docs, weights]`: two flat lists, docs ascending (they were added in doc order)."""
-    return {term: [list(row), list(row.values())] for term, row in postings.items()}
+    """Postings as `[docs, weights]`: two flat lists, docs ascending (they were added in doc order); terms sorted."""
+    return {term: [list(row), list(row.values())] for term, row in sorted(postings.items())}
 
 
 def title_order(docs: list[list[str]]) -> list[int]:
@@ -179,11 +195,14 @@ def in_title_order(index: dict[str, Any]) -> dict[str, Any]:
         docs[rank] = index["docs"][d]
     renumbered: dict[str, Any] = {"docs": docs}
     for kind in ("stems", "words", "parts"):
-        renumbered[kind] = {}
-        for term, (ids, weights) in index[kind].items():
-            pairs = sorted(zip((order[d] for d in ids), weights))
-            renumbered[kind][term] = [[d for d, _ in pairs], [w for _, w in pairs]]
+        renumbered[kind] = {term: renumber(postings, order) for term, postings in index[kind].items()}
     return renumbered
+
+
+def renumber(postings: list[list[Any]], order: list[int]) -> list[list[Any]]:
+    """`[docs, weights]` with each document numbered `order[doc]`, docs ascending."""
+    pairs = sorted(zip((order[d] for d in postings[0]), postings[1]))
+    return [[d for d, _ in pairs], [w for _, w in pairs]]
 
 
 def shard_key(term: str) -> str:

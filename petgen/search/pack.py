@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from itertools import chain
 from typing import Any
 
@@ -38,33 +39,67 @@ from petgen.search.query import PREFIX_FANOUT, SHORT_PREFIX, confidence
 from petgen.search.stored import DENSE_SHARE, HEAD, KINDS, PACK_FORMAT
 
 
+@dataclass
+class Postings:
+    """One kind of posting list (stems, words or parts) flat: `terms` sorted, term i's documents (ascending)
+    and weights at `docs[start[i]:start[i + 1]]` and `weights[…]`."""
+
+    terms: list[str]
+    start: np.ndarray  # int64, len(terms) + 1
+    docs: np.ndarray  # int32
+    weights: np.ndarray  # float64
+
+    @classmethod
+    def of(cls, postings: dict[str, list[list[float]]]) -> Postings:
+        """From `build_index`'s `{term: [docs, weights]}` (terms sorted)."""
+        lists = list(postings.values())
+        lengths = np.fromiter((len(docs) for docs, _ in lists), dtype=np.int64, count=len(lists))
+        start = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=start[1:])
+        size = int(start[-1])
+        return cls(list(postings), start,
+                   np.fromiter(chain.from_iterable(d for d, _ in lists), dtype=np.int32, count=size),
+                   np.fromiter(chain.from_iterable(w for _, w in lists), dtype=np.float64, count=size))
+
+    def postings(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.docs[self.start[i]:self.start[i + 1]], self.weights[self.start[i]:self.start[i + 1]]
+
+
 def pack_index(index: dict[str, Any]) -> bytes:
     """The pack file of an index from `petgen.search.index.build_index`."""
-    docs = index["docs"]
+    return pack(index["docs"], {kind: Postings.of(index[kind]) for kind in KINDS})
+
+
+def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] | None = None,
+         completions: dict[str, list[str]] | None = None, titles: dict[str, np.ndarray] | None = None) -> bytes:
+    """The pack file of documents `docs` and their postings by kind; `order_of` (their `title_order`),
+    `completions` (`prefix_completions` of the words) and `titles` (`title_arrays` of `docs`) if known."""
     n = len(docs)
-    order = np.asarray(title_order(docs), dtype=np.int64)
-    terms = sorted(set().union(*(index[kind] for kind in KINDS)))
+    order = np.asarray(order_of if order_of is not None else title_order(docs), dtype=np.int64)
+    terms = sorted(set().union(*(kinds[kind].terms for kind in KINDS)))
     term_id = {term: i for i, term in enumerate(terms)}
     arrays: dict[str, np.ndarray] = {"order": order}
     arrays.update(strings("doc", [field for doc in docs for field in doc]))
     arrays.update(strings("term", terms, hashed=True))
     arrays["term_chars"] = np.fromiter(map(len, terms), dtype=np.int32, count=len(terms))
-    lists: list[list[list[float]]] = []
     term_posting = np.full((len(KINDS), len(terms)), -1, dtype=np.int32)
+    first = 0
     for k, kind in enumerate(KINDS):
-        for term, postings in index[kind].items():
-            term_posting[k, term_id[term]] = len(lists)
-            lists.append(postings)
+        ids = np.fromiter(map(term_id.__getitem__, kinds[kind].terms), dtype=np.int64, count=len(kinds[kind].terms))
+        term_posting[k, ids] = np.arange(first, first + len(ids), dtype=np.int32)
+        first += len(ids)
     arrays["term_posting"] = term_posting.ravel()
-    arrays.update(postings_arrays(lists, order))
-    vocabulary = [term_id[word] for word in sorted(index["words"])]
-    arrays["vocabulary"] = np.asarray(vocabulary, dtype=np.int32)
-    arrays.update(prefix_arrays(sorted(index["words"]), term_id))
+    lengths = np.concatenate([np.diff(kinds[kind].start) for kind in KINDS])
+    arrays.update(postings_arrays(lengths, np.concatenate([kinds[kind].docs for kind in KINDS]),
+                                  np.concatenate([kinds[kind].weights for kind in KINDS]), order))
+    words = kinds["words"].terms  # sorted
+    arrays["vocabulary"] = np.fromiter(map(term_id.__getitem__, words), dtype=np.int32, count=len(words))
+    arrays.update(prefix_arrays(completions if completions is not None else prefix_completions(words), term_id))
     by_shape: dict[tuple[str, int], list[int]] = {}
-    for word in sorted(index["words"]):
+    for word in words:
         by_shape.setdefault((word[0], len(word)), []).append(term_id[word])
     arrays.update(shapes("shape", by_shape, terms))
-    arrays.update(title_arrays(docs))
+    arrays.update(titles if titles is not None else title_arrays(docs))
     return write_pack(arrays, {"format": PACK_FORMAT, "documents": n})
 
 
@@ -83,21 +118,20 @@ def strings(name: str, values: Sequence[str], *, hashed: bool = False) -> dict[s
     return found
 
 
-def postings_arrays(lists: list[list[list[float]]], order: np.ndarray) -> dict[str, np.ndarray]:
-    """The posting lists flat, with their impact order, confidence levels and bitmaps (see the module)."""
+def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, order: np.ndarray) -> dict[str, np.ndarray]:
+    """The posting lists (`lengths`, their `docs` and `weights` one after another) flat, with their impact
+    order, confidence levels and bitmaps (see the module)."""
     n = len(order)
-    lengths = np.fromiter((len(docs) for docs, _ in lists), dtype=np.int64, count=len(lists))
-    size = int(lengths.sum())
-    start = np.zeros(len(lists) + 1, dtype=np.int64)
+    start = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=start[1:])
-    docs = np.fromiter(chain.from_iterable(d for d, _ in lists), dtype=np.int32, count=size)
-    conf = confidence(np.fromiter(chain.from_iterable(w for _, w in lists), dtype=np.float64, count=size))
+    docs = docs.astype(np.int32, copy=False)
+    conf = confidence(weights)
     table, codes = np.unique(conf, return_inverse=True)
     if len(table) > 256:
         raise ValueError("more than 256 distinct field confidences")
     arrays = {"confidences": table, "post_start": start, "post_docs": docs, "post_conf": codes.astype(np.uint8)}
     # Impact order of the long lists: confidence descending, then title order, in one sort of all their postings.
-    list_of = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+    list_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     long = lengths > HEAD
     inside = np.flatnonzero(long[list_of])
     perm = inside[np.lexsort((order[docs[inside]], -conf[inside], list_of[inside]))]
@@ -125,16 +159,25 @@ def postings_arrays(lists: list[list[list[float]]], order: np.ndarray) -> dict[s
     return arrays
 
 
-def prefix_arrays(vocabulary: list[str], term_id: dict[str, int]) -> dict[str, np.ndarray]:
-    """Every prefix of 2 to SHORT_PREFIX letters with its PREFIX_FANOUT shortest completions (then alphabetical;
-    the prefix itself among them if it is a word)."""
+def prefix_completions(vocabulary: list[str]) -> dict[str, list[str]]:
+    """Every prefix of 2 to SHORT_PREFIX letters of the words in `vocabulary` (sorted), in order, with its
+    PREFIX_FANOUT shortest completions (then alphabetical; the prefix itself among them if it is a word)."""
     short: dict[str, list[str]] = {}
     for word in vocabulary:
         for size in range(2, min(SHORT_PREFIX, len(word)) + 1):
             short.setdefault(word[:size], []).append(word)
-    prefixes = sorted(short)
-    completions = [[term_id[w] for w in sorted(short[p], key=lambda w: (len(w), w))[:PREFIX_FANOUT]] for p in prefixes]
-    return {**strings("prefix", prefixes, hashed=True), **flat("prefix", completions)}
+    return {prefix: shortest(short[prefix]) for prefix in sorted(short)}
+
+
+def shortest(words: Iterable[str]) -> list[str]:
+    """The PREFIX_FANOUT shortest of `words`, then alphabetical."""
+    return sorted(words, key=lambda w: (len(w), w))[:PREFIX_FANOUT]
+
+
+def prefix_arrays(completions: dict[str, list[str]], term_id: dict[str, int]) -> dict[str, np.ndarray]:
+    """The prefixes (`prefix_completions`) as a string table, with their completions' terms."""
+    return {**strings("prefix", list(completions), hashed=True),
+            **flat("prefix", [[term_id[w] for w in found] for found in completions.values()])}
 
 
 def flat(name: str, lists: list[list[int]]) -> dict[str, np.ndarray]:

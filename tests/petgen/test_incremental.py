@@ -17,6 +17,7 @@ import pytest
 
 import petgen.build.cache
 import petgen.build.incremental
+import petgen.build.pipeline
 from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
 from petgen.build.incremental import spare_path
@@ -183,8 +184,9 @@ def test_list_pages_and_the_search_index_are_rendered_again_only_when_what_they_
     path = bundled / "names" / "baerchen.md"
     first = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
     assert first.units > 100 and first.reused == 0  # a full build renders every unit
-    text = path.read_text(encoding="utf-8")  # the usage: on the entry's own page only, in no list, card or index
-    path.write_text(text.replace("Kaum ein Tiername", "Kaum ein anderer Tiername"), encoding="utf-8")
+    other = bundled / "names" / "albi.md"  # not the OpenAPI document's example (baerchen), which /docs shows
+    text = other.read_text(encoding="utf-8")  # the usage: on the entry's own page only, in no list, card or index
+    other.write_text(text.replace("## Verwendung\n\n", "## Verwendung\n\nAuch so. ", 1), encoding="utf-8")
     result = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
     assert result.changed is not None and result.reused == result.units == first.units
     path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", "meaning: Neu gesagt, ", 1),
@@ -234,3 +236,27 @@ def test_entry_files_are_hashed_again_when_their_stamp_changed(bundled: Path, tm
     assert "names/baerchen.md" not in EntryCache(cache, bundled).stamps()
     (name,) = (out / "api" / "names").glob("baerchen.*.json")
     assert not json.loads(name.read_bytes())["meaning"].startswith("X")
+
+
+def test_a_build_that_fails_while_it_changes_the_spare_leaves_it_unknown(bundled: Path, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The spare is marked as changing before it is written to; the next build does not trust it (it clones
+    the live tree) and still equals a clean build."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    for _ in range(2):
+        build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    assert petgen.build.incremental.load_state(cache, out).spare is not None  # type: ignore[union-attr]
+    path = bundled / "names" / "baerchen.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", "meaning: Neu, ", 1), encoding="utf-8")
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("interrupted")
+
+    monkeypatch.setattr(petgen.build.pipeline, "emit_manifest", fail)
+    with pytest.raises(RuntimeError):
+        build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    assert petgen.build.incremental.load_state(cache, out).spare is None  # type: ignore[union-attr]
+    monkeypatch.undo()
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
+    build(bundled, tmp_path / "clean", base_url=BASE_URL)
+    assert tree(out) == tree(tmp_path / "clean")

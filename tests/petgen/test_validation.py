@@ -156,6 +156,19 @@ def test_lengths_and_repeated_sentences_warn(content: Path) -> None:
     assert any(m.startswith(f"sentence also used in {content}/names/apfel.md") for m in messages)
 
 
+def test_a_sentence_in_three_entries_is_reported_in_the_later_two_naming_the_first(content: Path) -> None:
+    shared = "\nIm Beruf sollte man den Namen lieber nicht verwenden.\n"
+    names = sorted((content / "names").glob("*.md"))[:3]
+    for path in names:
+        path.write_text(path.read_text(encoding="utf-8") + shared, encoding="utf-8")
+    kb = load_knowledge_base(content)
+    order = [e.path for e in sorted(kb.entries, key=lambda e: e.path)]
+    found = sorted((p.path, p.message) for p in kb.warnings if p.message.startswith("sentence also used"))
+    first = min(order)
+    message = f"sentence also used in {first}: 'Im Beruf sollte man den Namen lieber nicht verwenden.'"
+    assert found == sorted((path, message) for path in order if path in map(str, names) and path != first)
+
+
 def test_failed_build_writes_nothing(content: Path, tmp_path: Path) -> None:
     out = tmp_path / "dist"
     build(content, out)

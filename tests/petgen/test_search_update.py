@@ -1,0 +1,82 @@
+"""Per-entry updates of the search index (petgen/search/update.py): an updated index is the index built anew."""
+
+from __future__ import annotations
+
+import pickle
+import random
+
+import orjson
+import pytest
+
+from petgen.contract.resources import encode
+from petgen.search import update
+from petgen.search.index import Document
+from petgen.search.pack import pack
+
+WORDS = ["Maus", "Bärchen", "Zucker", "Zuckermaus", "Schnecke", "Herz", "Herzblatt", "Kuschel", "Kuschelbär",
+         "Honig", "Honigbiene", "Stern", "Sternchen", "klein", "süß", "treu", "Liebling", "Schatz", "Mausebär",
+         "Spatz", "Schnuckel", "Wolke", "Quatschkopf", "kopf", "Blume", "Blümchen", "Engel", "Engelchen"]
+
+
+def document(rng: random.Random, slug: str, title: str) -> Document:
+    def pick(k: int) -> str:
+        return " ".join(rng.sample(WORDS, k))
+
+    return Document(slug=slug, title=title, meaning=pick(rng.randint(2, 6)), url=f"https://x/{slug}",
+                    fields={"title": [title], "variants": [pick(1) for _ in range(rng.randint(0, 2))],
+                            "keywords": [pick(1) for _ in range(rng.randint(0, 2))], "meaning": [pick(rng.randint(2, 6))]})
+
+
+def edited(rng: random.Random, doc: Document) -> Document:
+    """The same document (slug, title) with other variants, keywords or meaning, sometimes a word never seen."""
+    new = document(rng, doc.slug, doc.title)
+    if rng.random() < 0.5:
+        new.fields = {**doc.fields, "meaning": [f"{rng.choice(WORDS)} Wort{rng.randint(0, 9999)}"]}
+    if rng.random() < 0.5:
+        new.fields["keywords"] = doc.fields["keywords"]
+    return new
+
+
+def same(state: update.IndexState, fresh: update.IndexState) -> None:
+    assert state.docs == fresh.docs
+    for kind in update.KINDS:
+        mine, theirs = state.kinds[kind], fresh.kinds[kind]
+        assert mine.terms == theirs.terms, kind
+        for name in ("start", "docs", "weights"):
+            assert getattr(mine, name).tolist() == getattr(theirs, name).tolist(), (kind, name)
+            assert getattr(mine, name).dtype == getattr(theirs, name).dtype, (kind, name)
+    assert state.shards == fresh.shards and list(state.shards) == list(fresh.shards)
+    assert state.known == fresh.known and state.order == fresh.order and state.digests == fresh.digests
+    assert [orjson.loads(w) for w in state.words] == [orjson.loads(w) for w in fresh.words]
+    assert state.completions == fresh.completions and list(state.completions) == list(fresh.completions)
+    assert state.pack() == fresh.pack() == pack(fresh.docs, fresh.kinds)  # nothing of it taken from the state
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_updated_index_is_the_index_built_anew(seed: int) -> None:
+    rng = random.Random(seed)
+    docs = [document(rng, f"d{i}", f"{rng.choice(WORDS)} {i}") for i in range(120)]
+    state = update.build(docs, encode)
+    updated = 0
+    for _ in range(25):
+        for d in rng.sample(range(len(docs)), rng.randint(1, 4)):
+            docs[d] = edited(rng, docs[d])
+        state = pickle.loads(pickle.dumps(state))  # as the build cache keeps it
+        if update.update(state, docs, [update.digest(d) for d in docs], encode):
+            updated += 1
+        else:  # declined (the known words changed): built anew
+            state = update.build(docs, encode)
+        same(state, update.build(docs, encode))
+    assert updated >= 5  # most edits are updates
+
+
+def test_other_documents_or_titles_are_declined() -> None:
+    rng = random.Random(7)
+    docs = [document(rng, f"d{i}", f"Titel {i}") for i in range(40)]
+    state = update.build(docs, encode)
+    renamed = [*docs[:3], document(rng, "d3", "Anderer Titel"), *docs[4:]]
+    assert not update.update(pickle.loads(pickle.dumps(state)), renamed, [update.digest(d) for d in renamed], encode)
+    fewer = docs[1:]
+    assert not update.update(pickle.loads(pickle.dumps(state)), fewer, [update.digest(d) for d in fewer], encode)
+    assert update.update(state, docs, [update.digest(d) for d in docs], encode)  # nothing changed: nothing to do
+    same(state, update.build(docs, encode))
