@@ -271,6 +271,20 @@ def _exchange(a: Path, b: Path) -> bool:
     return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
 
 
+def _stamp_now(manifest: Path) -> None:
+    """Give the manifest the current modification time. A manifest kept from an earlier build is a hard link
+    to that build's (the spare's) file: it is copied first, so that the other tree's stamp stays as it was."""
+    try:
+        if os.stat(manifest).st_nlink > 1:
+            copy = manifest.with_name(manifest.name + ".stamp")
+            shutil.copyfile(manifest, copy)
+            os.replace(copy, manifest)
+        else:
+            os.utime(manifest)
+    except FileNotFoundError:
+        pass
+
+
 def swap_in(tmp: Path, out: Path, *, keep: Path | None = None) -> None:
     """Replace `out` with `tmp` so that readers see the old tree or the new one, never a half-written one.
 
@@ -281,8 +295,7 @@ def swap_in(tmp: Path, out: Path, *, keep: Path | None = None) -> None:
     The new tree's manifest is stamped with the time of the swap, even when an incremental build kept
     it from an earlier build unchanged: it says when the content was last built (`is_stale`).
     """
-    with contextlib.suppress(FileNotFoundError):
-        os.utime(tmp / MANIFEST)
+    _stamp_now(tmp / MANIFEST)
     os.chmod(tmp, 0o755)
     if not out.exists():
         os.rename(tmp, out)

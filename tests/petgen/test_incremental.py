@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 import petgen.build.cache
+import petgen.build.dist
 import petgen.build.incremental
 import petgen.build.pipeline
 from petgen.build.cache import EntryCache
@@ -260,3 +261,21 @@ def test_a_build_that_fails_while_it_changes_the_spare_leaves_it_unknown(bundled
     assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
     build(bundled, tmp_path / "clean", base_url=BASE_URL)
     assert tree(out) == tree(tmp_path / "clean")
+
+
+def test_the_spare_stays_recyclable_when_the_manifest_is_kept(bundled: Path, tmp_path: Path) -> None:
+    """A rebuild that changes nothing keeps the manifest's bytes (a hard link to the spare's file) but stamps it
+    with the time of the swap: the spare's own stamp must not move with it, or every later build clones."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    for _ in range(3):
+        build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+        state = petgen.build.incremental.load_state(cache, out)
+        assert state is not None
+        if state.spare is not None:
+            assert petgen.build.dist.manifest_stamp(spare_path(out)) == state.spare_stamp
+    assert state.spare is not None
+    target = petgen.build.incremental.target_tree(out, state)
+    try:
+        assert target.recycled
+    finally:
+        petgen.build.incremental.release(target)
