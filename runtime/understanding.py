@@ -356,10 +356,15 @@ class Ranking:
                 text = text / total if weights else text
             scores = self.scores(docs, text, met)
             keep = scores >= FLOOR
+            if words_lead:  # as in `everything`: only entries that match a word are answered
+                keep &= text > 0
             for kind in active:
                 keep &= met[kind][docs] > 0
             return scores, keep
 
+        found = index.pruned(weighted, limit, score)
+        if found is not None and len(found[0]) >= limit:
+            return index.ranked(*found, limit), []
         head = max(HEAD, 4 * limit)
         while head <= BOUNDED_HEAD:
             exact, docs, scores = index.proven_top(weighted, limit, head, score)

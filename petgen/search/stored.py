@@ -28,7 +28,7 @@ class Posting:
     in impact order (confidence descending, then title order) and, when it is very long, a bitmap. A list of
     the index is a set of views of the mapped pack file; its confidences and levels are read when first used."""
 
-    __slots__ = ("docs", "impact", "bits", "_conf", "_levels", "_pack", "_start", "_rank")
+    __slots__ = ("docs", "impact", "bits", "_conf", "_levels", "_pack", "_start", "_rank", "_best")
 
     def __init__(self, docs: np.ndarray, conf: np.ndarray | None) -> None:
         self.docs, self._conf = docs, conf
@@ -37,6 +37,7 @@ class Posting:
         self._levels: list[tuple[int, float]] | None = []
         self._pack: _Arrays | None = None  # a stored list: the pack, its first posting, its rank among the long lists
         self._start = self._rank = -1
+        self._best: float | None = None
 
     @classmethod
     def stored(cls, pack: _Arrays, p: int) -> Posting:
@@ -93,9 +94,11 @@ class Posting:
             self.bits = np.packbits(mask, bitorder="little").view(np.uint64)
 
     def best(self) -> float:
-        """The highest confidence in the list."""
-        levels = self.levels
-        return levels[0][1] if levels else float(self.conf.max())
+        """The highest confidence in the list (read once: a list is kept decoded between queries)."""
+        if self._best is None:
+            levels = self.levels
+            self._best = levels[0][1] if levels else float(self.conf.max())
+        return self._best
 
     def confidence_at(self, position: int) -> float:
         """The confidence of the entry at `position` in impact order."""

@@ -305,9 +305,11 @@ def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str
     # Stateless: no server-initiated stream to GET and no session to DELETE. The spec allows 405 for
     # both; without this a GET would hold an SSE stream open that never carries anything.
     # /mcp/ too: a POST there is redirected to /mcp (runtime/app.py), anything else is refused the same way.
-    routes: list[BaseRoute] = [Route(path, _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH",
-                                                                          "OPTIONS", "TRACE"])
-                               for path in ("/mcp", "/mcp/")]
+    # After the SDK's POST route, which the router tries first: every JSON-RPC call is a POST.
+    refused: list[BaseRoute] = [Route(path, _method_not_allowed, methods=["GET", "HEAD", "DELETE", "PUT", "PATCH",
+                                                                           "OPTIONS", "TRACE"])
+                                for path in ("/mcp", "/mcp/")]
+    routes: list[BaseRoute] = []
     netloc = urlsplit(base_url).netloc
     origin_netloc = urlsplit(runtime_origin).netloc if runtime_origin else None
     for route in app.routes:
@@ -316,7 +318,7 @@ def mcp_routes(server: MCPServer, base_url: str, allowed_origins: Collection[str
                                               other_netlocs=(*((origin_netloc,) if origin_netloc else ()),
                                                              *allowed_hosts), fast=fast), methods=["POST"])
         routes.append(route)
-    return routes
+    return [*routes, *refused]
 
 
 async def _method_not_allowed(request: Request) -> Response:

@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 from petgen.build.pipeline import build
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
+from petgen.search.query import SearchIndex
 from runtime.builds.dist import Dist
 from runtime.understanding import FLOOR, Ranking, answer, understand
 from tests.conftest import REPO
@@ -154,13 +155,25 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Dist:
     return Dist.load(root / "dist")
 
 
-@pytest.mark.parametrize("question", [
+BOUNDED_QUESTIONS = [
     "kuscheln", "schatz", "kuschel bär", "maus", "süße maus für meine Freundin", "frecher Kosename für meinen Freund",
     "Kosenamen aus der Natur", "romantic names for my wife", "bayerische Kosenamen", "Kosename für Oma oder Opa",
     "schwäbische Kosenamen für ein Baby", "sonne mond sterne", "Kosename für meine Freundin, die gern schläft",
-])
-def test_ranking_from_heads_equals_scoring_everything(question: str, large: Dist,
+    # intents with words, unions, several filters, filters that leave too few (relaxed), English
+    "kuschelige Maus", "knuddel maus", "frecher Spatz für meine Freundin", "Kosename aus Wien oder Bayern",
+    "bavarian pet names for a baby", "cute name for a chubby baby", "pet name for a grumpy boyfriend",
+    "Swiss pet name for a little mouse", "Kosename für eine Frau, die man verehrt", "italienische Kosenamen für Männer",
+    "lustige Kosenamen für den besten Freund", "romantische Kosenamen aus der Natur für meinen Mann", "zucker maus",
+    "maus und bär", "little treasure", "Kosename Sonne", "kuscheln mit dem Hasen", "süß", "verspielt frech kuschelig",
+]
+
+
+@pytest.mark.parametrize("pruning", [True, False], ids=["pruned", "heads"])
+@pytest.mark.parametrize("question", BOUNDED_QUESTIONS)
+def test_ranking_from_heads_equals_scoring_everything(question: str, pruning: bool, large: Dist,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`Ranking.bounded` (MaxScore over the groups, `SearchIndex.pruned`, then the heads of `proven_top`; with
+    `pruning` off, the heads alone) answers exactly what scoring every entry answers, or leaves it to that."""
     bounded, fallback = Ranking.bounded, Ranking.everything
 
     def compare(self: Ranking, limit: int) -> Any:
@@ -171,8 +184,31 @@ def test_ranking_from_heads_equals_scoring_everything(question: str, large: Dist
         return found
 
     monkeypatch.setattr(Ranking, "bounded", compare)
+    if not pruning:
+        monkeypatch.setattr(SearchIndex, "pruned", lambda self, groups, limit, score: None)
     for limit in (1, 5, 10, 20):
         assert all(0.0 <= h.score <= 1.0 for h in answer(question, large, limit).hits)
+
+
+def test_questions_with_rare_and_common_groups_are_pruned(large: Dist, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Some of the questions above are answered by `SearchIndex.pruned` (one engine with search), and what it
+    answers is what scoring everything answers."""
+    pruned, answered = SearchIndex.pruned, []
+
+    def counting(self: SearchIndex, groups: Any, limit: int, score: Any) -> Any:
+        found = pruned(self, groups, limit, score)
+        if found is not None and len(found[0]) >= limit:
+            answered.append(limit)
+        return found
+
+    monkeypatch.setattr(SearchIndex, "pruned", counting)
+    for question in BOUNDED_QUESTIONS:
+        for limit in (5, 10):
+            meaning = answer(question, large, limit)
+            monkeypatch.setattr(SearchIndex, "pruned", lambda self, groups, limit, score: None)
+            assert [(h.doc, h.score) for h in meaning.hits] == [(h.doc, h.score) for h in answer(question, large, limit).hits]
+            monkeypatch.setattr(SearchIndex, "pruned", counting)
+    assert len(answered) >= 3
 
 
 def test_most_questions_at_scale_are_ranked_from_heads(large: Dist, monkeypatch: pytest.MonkeyPatch) -> None:
