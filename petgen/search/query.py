@@ -33,7 +33,6 @@ the figure means the same whatever the query.
 
 from __future__ import annotations
 
-import bisect
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -47,7 +46,7 @@ from rapidfuzz.process import extract
 from petgen.search import index as analyzer
 from petgen.search.index import QUALITY, stems, words
 from petgen.search.packfile import Pack
-from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Posting, Recent, _Arrays
+from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Buckets, Posting, Recent, _Arrays, letter_sets, within
 
 FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
 MATCH = QUALITY  # whole word, stem, compound part, one and two typos (prefix: below)
@@ -106,6 +105,7 @@ class SearchIndex:
         self.order = self.arrays.order  # tie-break rank per document (title order)
         self.named: dict[Any, tuple[np.ndarray, Posting]] = {}  # see `posting_of`
         self.recent = Recent(POSTINGS_KEPT)  # the posting lists read most recently, weighed by their length
+        self.near = {shapes: Buckets(self.arrays, shapes) for shapes in ("shape", "title")}  # see `_nearby`
         self._local = threading.local()
 
     @classmethod
@@ -188,29 +188,32 @@ class SearchIndex:
         own = arrays.terms.find(prefix) if found else -1
         return [t for t in found if t != own][:PREFIX_FANOUT]
 
-    def _nearby(self, shapes: str, word: str, distance: int) -> tuple[list[str], np.ndarray]:
+    def _nearby(self, shapes: str, word: str, distance: int, *, near: bool = False) -> tuple[list[str], np.ndarray]:
         """Strings of one kind (`shape`: indexed words, `title`: folded titles) with the first letter of `word`
         and a length within `distance` (no string further in length can be that near), at most FUZZY_SCAN,
-        the closest lengths first; with their numbers (terms, titles)."""
-        arrays = self.arrays
-        keys, starts = getattr(arrays, f"{shapes}_key"), getattr(arrays, f"{shapes}_start")
-        text_start, items = getattr(arrays, f"{shapes}_text_start"), getattr(arrays, f"{shapes}_items")
-        base = arrays.pack.offset(f"{shapes}_text")
+        the closest lengths first; with their numbers (terms, titles). With `near`, only those of them whose
+        characters allow `distance` edits (`stored.within`), in the same order."""
+        buckets = self.near[shapes]
         found: list[str] = []
         ids: list[np.ndarray] = []
-        first = ord(word[0]) << 32
+        left, own = FUZZY_SCAN, letter_sets(word)[0]
         for delta in sorted(range(-distance, distance + 1), key=abs):
-            if len(word) + delta < 0:
+            b = buckets.find(word[0], len(word) + delta) if len(word) + delta >= 0 else -1
+            if b < 0:
                 continue
-            key = first | (len(word) + delta)
-            b = bisect.bisect_left(keys, key)
-            if b == len(keys) or keys[b] != key:
-                continue
-            found.extend(arrays.pack.buffer[base + text_start[b]:base + text_start[b + 1]].decode().split("\n"))
-            ids.append(items[starts[b]:starts[b + 1]])
-            if len(found) >= FUZZY_SCAN:
+            strings, items, sets = buckets[b]
+            take = min(len(strings), left)
+            if near:
+                keep = np.flatnonzero(within(sets[:take], own, distance))
+                found.extend([strings[i] for i in keep.tolist()])
+                ids.append(items[:take][keep])
+            else:
+                found.extend(strings[:take])
+                ids.append(items[:take])
+            left -= take
+            if left <= 0:
                 break
-        return found[:FUZZY_SCAN], np.concatenate(ids)[:FUZZY_SCAN] if ids else np.zeros(0, dtype=np.int32)
+        return found, np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
 
     def fuzzy_candidates(self, word: str, distance: int) -> list[str]:
         """Indexed words with the same first letter and a length within `distance`, at most FUZZY_SCAN,
@@ -230,7 +233,7 @@ class SearchIndex:
         if own >= 0 and self.arrays.term_posting[WORD * len(self.arrays.terms) + own] >= 0:
             return []
         limit = 2 if len(word) >= 8 else 1
-        candidates, ids = self._nearby("shape", word, limit)
+        candidates, ids = self._nearby("shape", word, limit, near=True)
         matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=FUZZY_MATCHES)
         return [(found, int(ids[at]), int(distance)) for found, distance, at in matches if distance > 0]
 
@@ -674,7 +677,7 @@ class SearchIndex:
             if len(term) < 3:
                 continue
             cutoff = 1 if len(term) < 5 else 2 if len(term) < 10 else 3
-            candidates, ids = self._nearby("title", term, cutoff)
+            candidates, ids = self._nearby("title", term, cutoff, near=True)
             for title, distance, at in extract(term, candidates, scorer=OSA.distance, score_cutoff=cutoff,
                                                limit=limit):
                 t = int(ids[at])
