@@ -46,7 +46,7 @@ from rapidfuzz.process import extract
 from petgen.search import index as analyzer
 from petgen.search.index import QUALITY, stems, words
 from petgen.search.packfile import Pack
-from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Buckets, Posting, Recent, _Arrays, letter_sets, within
+from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Buckets, Posting, Recent, _Arrays, letter_set, within
 
 FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
 MATCH = QUALITY  # whole word, stem, compound part, one and two typos (prefix: below)
@@ -196,7 +196,7 @@ class SearchIndex:
         buckets = self.near[shapes]
         found: list[str] = []
         ids: list[np.ndarray] = []
-        left, own = FUZZY_SCAN, letter_sets(word)[0]
+        left, own = FUZZY_SCAN, letter_set(word)
         for delta in sorted(range(-distance, distance + 1), key=abs):
             b = buckets.find(word[0], len(word) + delta) if len(word) + delta >= 0 else -1
             if b < 0:

@@ -181,6 +181,14 @@ def letter_sets(text: str) -> np.ndarray:
     return np.bitwise_or.reduceat(bits, np.concatenate(([0], breaks + 1)))
 
 
+def letter_set(word: str) -> np.uint64:
+    """`letter_sets` of one word."""
+    bits = 0
+    for char in word:
+        bits |= 1 << (ord(char) & 63)
+    return np.uint64(bits)
+
+
 def within(sets: np.ndarray, own: np.uint64, distance: int) -> np.ndarray:
     """Which character sets (`letter_sets`) may belong to strings within `distance` edits of a word whose
     characters are `own`."""
