@@ -348,6 +348,13 @@ class Ranking:
             return None
         return self.dist.search.ranked(docs[confident], scores[confident], limit)
 
+    def _flat_head(self, intents: dict[str, tuple[np.ndarray, Posting]], limit: int) -> int:
+        """How many entries of the shortest filter's list are expected to hold `limit` that meet every other
+        filter and are classics (what the best answer to intents alone takes), twice over."""
+        n = len(self.dist.items)
+        shares = sorted(len(posting) / n for _, posting in intents.values())[1:] + [len(_classic(self.dist)[1]) / n]
+        return int(2 * limit / max(float(np.prod(shares)), 1e-9))
+
     def bounded(self, limit: int) -> tuple[list[Hit], list[str]] | None:
         """The same answer from the heads of long posting lists (petgen/search/query.py `proven_top`), when at
         least `limit` confident candidates pass every filter (so nothing is relaxed) and no other entry can
@@ -392,9 +399,12 @@ class Ranking:
         if found is not None and len(found[0]) >= limit:
             return index.ranked(*found, limit), []
         head = max(HEAD, 4 * limit)
-        while head <= BOUNDED_HEAD:
+        if not self.groups:  # intents alone: flat lists (each value 1, then title order), led by the shortest filter
+            head = min(BOUNDED_HEAD, max(head, self._flat_head(intents, limit)))
+        while True:
             exact, docs, scores = index.proven_top(weighted, limit, head, score)
             if exact and len(docs) >= limit:
                 return index.ranked(docs, scores, limit), []
-            head *= HEAD_GROWTH
-        return None
+            if head >= BOUNDED_HEAD:
+                return None
+            head = min(head * HEAD_GROWTH, BOUNDED_HEAD)
