@@ -395,7 +395,9 @@ class Ranking:
                 keep &= met[kind][docs] > 0
             return scores, keep
 
-        found = index.pruned(weighted, limit, score)
+        # MaxScore over the groups when there are two besides the classics (alone with them, one group's heads
+        # answer sooner, as search answers one word from its heads)
+        found = index.pruned(weighted, limit, score) if len(weighted) > 2 else None
         if found is not None and len(found[0]) >= limit:
             return index.ranked(*found, limit), []
         head = max(HEAD, 4 * limit)
