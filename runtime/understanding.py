@@ -32,7 +32,7 @@ import numpy as np
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import EVERY_REGION
 from petgen.search.index import analyze, stems, words
-from petgen.search.query import HEAD_GROWTH, Hit, Source, Weighted
+from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted
 from petgen.search.stored import HEAD, Posting
 from runtime.builds.dist import Dist
 
@@ -295,17 +295,27 @@ class Ranking:
         return scores
 
     def everything(self, limit: int) -> tuple[list[Hit], list[str]]:
-        """Score every match, then relax filters while fewer than `limit` confident entries pass them."""
+        """Score every match, then relax filters while fewer than `limit` confident entries pass them. The matches
+        that pass every filter are scored first, alone (`_passing`): when `limit` of them are confident, that is
+        the answer, and nothing is relaxed."""
         index, n = self.dist.search, len(self.dist.items)
         docs, text = index.combine([(index.group_of(sources), w) for sources, w in self.groups])
+        met, active = self.met, self.active
         if all(w != 1.0 for _, w in self.groups):  # intents (and topic words, which only boost): every entry is a candidate
             every = np.zeros(n)
             every[docs] = text
             docs, text = np.arange(n, dtype=np.int32), every
-        met = self.met
+            if active:  # only the entries of the shortest filter can pass them all
+                shortest = min((_filter(k, self.meaning.intents[k], self.dist)[1].docs for k in active), key=len)
+                found = self._passing(shortest, every[shortest], met, limit)
+                if found is not None:
+                    return found, []
+        elif active:
+            found = self._passing(docs, text, met, limit)
+            if found is not None:
+                return found, []
         scores = self.scores(docs, text, met)
         confident = scores >= FLOOR
-        active = self.active
         relaxed: list[str] = []
 
         def kept(filters: list[str]) -> np.ndarray:
@@ -326,23 +336,46 @@ class Ranking:
         tiers = sum((met[k][docs[mask]] > 0).astype(np.int64) << RELAX_ORDER.index(k) for k in relaxed) if relaxed else None
         return index.ranked(docs[mask], scores[mask], limit, tiers=tiers), relaxed  # the nearest misses fill up
 
+    def _passing(self, docs: np.ndarray, text: np.ndarray, met: dict[str, np.ndarray], limit: int) -> list[Hit] | None:
+        """The best `limit` of the candidates that pass every filter, if at least `limit` of those are confident
+        (then nothing is relaxed and no other candidate is answered); None otherwise."""
+        for kind in self.active:
+            inside = met[kind][docs] > 0
+            docs, text = docs[inside], text[inside]
+        scores = self.scores(docs, text, met)
+        confident = scores >= FLOOR
+        if int(confident.sum()) < limit:
+            return None
+        return self.dist.search.ranked(docs[confident], scores[confident], limit)
+
+    def _flat_head(self, intents: dict[str, tuple[np.ndarray, Posting]], limit: int) -> int:
+        """How many entries of the shortest filter's list are expected to hold `limit` that meet every other
+        filter and are classics (what the best answer to intents alone takes), twice over."""
+        n = len(self.dist.items)
+        shares = sorted(len(posting) / n for _, posting in intents.values())[1:] + [len(_classic(self.dist)[1]) / n]
+        return int(2 * limit / max(float(np.prod(shares)), 1e-9))
+
     def bounded(self, limit: int) -> tuple[list[Hit], list[str]] | None:
         """The same answer from the heads of long posting lists (petgen/search/query.py `proven_top`), when at
         least `limit` confident candidates pass every filter (so nothing is relaxed) and no other entry can
         outrank them; None when that cannot be shown with heads of up to BOUNDED_HEAD documents."""
         index = self.dist.search
         intents = {kind: _filter(kind, values, self.dist) for kind, values in self.meaning.intents.items()}
-        postings = [p for sources, _ in self.groups for p, _, _ in sources] + [p for _, p in intents.values()]
-        if all(len(p) <= HEAD for p in postings):
-            return None  # a short question: scoring everything is as cheap
         words_lead = any(w == 1.0 for _, w in self.groups)
+        postings = [p for sources, _ in self.groups for p, _, _ in sources]  # the candidates when words lead …
+        if not words_lead:
+            postings += [p for _, p in intents.values()]  # … and else every entry, the filters' first
+        if all(len(p) <= HEAD for p in postings):
+            return None  # a short question: scoring everything is as cheap (as search scores short lists in full)
+        active = self.active
+        if not words_lead and active and min(len(intents[k][1]) for k in active) <= MAX_HEAD:
+            return None  # intents alone: `everything` scores the entries of the shortest filter, at most MAX_HEAD
         scale = 1 - CLASSIC_SHARE
         weighted: list[Weighted] = [(sources, scale * w / self.weight, True) for sources, w in self.groups]
         weighted += [([(posting, 1.0, 1.0)], scale * self.intent_weight[kind] / self.weight, not words_lead)
                      for kind, (_, posting) in intents.items()]
         weighted.append(([(_classic(self.dist)[1], 1.0, 1.0)], CLASSIC_SHARE, False))
         met = {kind: values for kind, (values, _) in intents.items()}
-        active = self.active
         weights = [w for _, w in self.groups]
         total = sum(weights)
 
@@ -356,14 +389,24 @@ class Ranking:
                 text = text / total if weights else text
             scores = self.scores(docs, text, met)
             keep = scores >= FLOOR
+            if words_lead:  # as in `everything`: only entries that match a word are answered
+                keep &= text > 0
             for kind in active:
                 keep &= met[kind][docs] > 0
             return scores, keep
 
+        # MaxScore over the groups when there are two besides the classics (alone with them, one group's heads
+        # answer sooner, as search answers one word from its heads)
+        found = index.pruned(weighted, limit, score) if len(weighted) > 2 else None
+        if found is not None and len(found[0]) >= limit:
+            return index.ranked(*found, limit), []
         head = max(HEAD, 4 * limit)
-        while head <= BOUNDED_HEAD:
+        if not self.groups:  # intents alone: flat lists (each value 1, then title order), led by the shortest filter
+            head = min(BOUNDED_HEAD, max(head, self._flat_head(intents, limit)))
+        while True:
             exact, docs, scores = index.proven_top(weighted, limit, head, score)
             if exact and len(docs) >= limit:
                 return index.ranked(docs, scores, limit), []
-            head *= HEAD_GROWTH
-        return None
+            if head >= BOUNDED_HEAD:
+                return None
+            head = min(head * HEAD_GROWTH, BOUNDED_HEAD)

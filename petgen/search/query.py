@@ -33,7 +33,6 @@ the figure means the same whatever the query.
 
 from __future__ import annotations
 
-import bisect
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -47,7 +46,7 @@ from rapidfuzz.process import extract
 from petgen.search import index as analyzer
 from petgen.search.index import QUALITY, stems, words
 from petgen.search.packfile import Pack
-from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Posting, Recent, _Arrays
+from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Buckets, Posting, Recent, _Arrays, letter_set, within
 
 FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
 MATCH = QUALITY  # whole word, stem, compound part, one and two typos (prefix: below)
@@ -106,6 +105,7 @@ class SearchIndex:
         self.order = self.arrays.order  # tie-break rank per document (title order)
         self.named: dict[Any, tuple[np.ndarray, Posting]] = {}  # see `posting_of`
         self.recent = Recent(POSTINGS_KEPT)  # the posting lists read most recently, weighed by their length
+        self.near = {shapes: Buckets(self.arrays, shapes) for shapes in ("shape", "title")}  # see `_nearby`
         self._local = threading.local()
 
     @classmethod
@@ -188,29 +188,32 @@ class SearchIndex:
         own = arrays.terms.find(prefix) if found else -1
         return [t for t in found if t != own][:PREFIX_FANOUT]
 
-    def _nearby(self, shapes: str, word: str, distance: int) -> tuple[list[str], np.ndarray]:
+    def _nearby(self, shapes: str, word: str, distance: int, *, near: bool = False) -> tuple[list[str], np.ndarray]:
         """Strings of one kind (`shape`: indexed words, `title`: folded titles) with the first letter of `word`
         and a length within `distance` (no string further in length can be that near), at most FUZZY_SCAN,
-        the closest lengths first; with their numbers (terms, titles)."""
-        arrays = self.arrays
-        keys, starts = getattr(arrays, f"{shapes}_key"), getattr(arrays, f"{shapes}_start")
-        text_start, items = getattr(arrays, f"{shapes}_text_start"), getattr(arrays, f"{shapes}_items")
-        base = arrays.pack.offset(f"{shapes}_text")
+        the closest lengths first; with their numbers (terms, titles). With `near`, only those of them whose
+        characters allow `distance` edits (`stored.within`), in the same order."""
+        buckets = self.near[shapes]
         found: list[str] = []
         ids: list[np.ndarray] = []
-        first = ord(word[0]) << 32
+        left, own = FUZZY_SCAN, letter_set(word)
         for delta in sorted(range(-distance, distance + 1), key=abs):
-            if len(word) + delta < 0:
+            b = buckets.find(word[0], len(word) + delta) if len(word) + delta >= 0 else -1
+            if b < 0:
                 continue
-            key = first | (len(word) + delta)
-            b = bisect.bisect_left(keys, key)
-            if b == len(keys) or keys[b] != key:
-                continue
-            found.extend(arrays.pack.buffer[base + text_start[b]:base + text_start[b + 1]].decode().split("\n"))
-            ids.append(items[starts[b]:starts[b + 1]])
-            if len(found) >= FUZZY_SCAN:
+            strings, items, sets = buckets[b]
+            take = min(len(strings), left)
+            if near:
+                keep = np.flatnonzero(within(sets[:take], own, distance))
+                found.extend([strings[i] for i in keep.tolist()])
+                ids.append(items[:take][keep])
+            else:
+                found.extend(strings[:take])
+                ids.append(items[:take])
+            left -= take
+            if left <= 0:
                 break
-        return found[:FUZZY_SCAN], np.concatenate(ids)[:FUZZY_SCAN] if ids else np.zeros(0, dtype=np.int32)
+        return found, np.concatenate(ids) if ids else np.zeros(0, dtype=np.int32)
 
     def fuzzy_candidates(self, word: str, distance: int) -> list[str]:
         """Indexed words with the same first letter and a length within `distance`, at most FUZZY_SCAN,
@@ -230,7 +233,7 @@ class SearchIndex:
         if own >= 0 and self.arrays.term_posting[WORD * len(self.arrays.terms) + own] >= 0:
             return []
         limit = 2 if len(word) >= 8 else 1
-        candidates, ids = self._nearby("shape", word, limit)
+        candidates, ids = self._nearby("shape", word, limit, near=True)
         matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=FUZZY_MATCHES)
         return [(found, int(ids[at]), int(distance)) for found, distance, at in matches if distance > 0]
 
@@ -423,88 +426,112 @@ class SearchIndex:
             head = min(head * HEAD_GROWTH, cap)
 
     def pruned_top(self, groups: list[list[Source]], limit: int) -> list[Hit] | None:
-        """The best `limit` documents of a query of several word groups, some of them cheap (no more postings
-        than a `SMALL_GROUP` share of the documents) and some expensive, when the expensive ones together
-        cannot lift a document into the top: MaxScore over word groups. None when that does not apply.
+        """`pruned` for a search query: every word group counts the same (the mean of their values)."""
+        found = self.pruned([(sources, 1.0 / len(groups), True) for sources in groups], limit, self.mean(len(groups)))
+        return None if found is None else self.ranked(*found, limit)
+
+    @staticmethod
+    def mean(count: int) -> Scorer:
+        """The score of a search query: the mean of its groups' values, added up in group order."""
+        def score(candidates: np.ndarray, values: list[np.ndarray]) -> tuple[np.ndarray, None]:
+            scores = np.zeros(len(candidates))
+            for found in values:
+                scores += found
+            return scores / count, None
+
+        return score
+
+    def pruned(self, groups: list[Weighted], limit: int, score: Scorer) -> tuple[np.ndarray, np.ndarray] | None:
+        """The candidates and scores that hold the best `limit` documents of a query of several groups, some of
+        them cheap (no more postings than a `SMALL_GROUP` share of the documents) and some expensive, when the
+        expensive ones together cannot lift a document into the top: MaxScore over groups. None when that does
+        not apply. `score` (candidates, each group's values -> scores, the candidates kept) must not give a
+        document more than the sum over the groups of share × its value (as in `proven_top`); it may drop
+        candidates (a filter, a floor). Used by search (`pruned_top`) and by /ask's ranking.
 
         1. The cheap groups are merged whole (`group_of`); the `PROBES` documents with the best partial sum
-           over them are scored exactly (every list of the other groups probed at them): the `limit`-th of
+           over them are scored exactly (every list of the other groups probed at them): the `limit`-th kept of
            those is a score the answer's `limit`-th reaches (`floor`).
         2. The expensive groups, the most postings first, are left out (`skipped`) while the sum of their
-           best values (each group's best confidence, divided by the number of groups) rounds below that
-           floor: a document only they match cannot reach the top. The others are merged too, at most
-           `MAX_MERGED` postings in all (else None: the heads of `bounded_top` answer).
+           best values (each group's best confidence times its share) rounds below that floor: a document
+           only they match cannot reach the top. The others are merged too, at most `MAX_MERGED` postings in
+           all (else None: the heads of `bounded_top` answer).
         3. The candidates are the merged groups' documents whose partial sum plus the skipped groups' best
            values still reaches the floor; each is scored exactly, the skipped groups' lists probed at it."""
         n, count = len(self.docs), len(groups)
-        costs = [sum(len(posting) for posting, _, _ in sources) for sources in groups]
+        costs = [sum(len(posting) for posting, _, _ in sources) for sources, _, _ in groups]
         cheap = [i for i in range(count) if costs[i] * SMALL_GROUP <= n]
         if count < 2 or not cheap or len(cheap) == count or sum(costs[i] for i in cheap) > MAX_MERGED:
             return None
-        merged: dict[int, Group] = {i: self.group_of(groups[i]) for i in cheap}
-        docs, partial = self._partial(merged)
+        shares = [share for _, share, _ in groups]
+        merged: dict[int, Group] = {i: self.group_of(groups[i][0]) for i in cheap}
+        docs, partial = self._partial(merged, shares)
         wanted = max(PROBES, limit)
         if len(docs) < limit:
             return None
-        probes = docs if len(docs) <= wanted else docs[np.argpartition(-partial, wanted)[:wanted]]
-        probes.sort()
+        probes = docs if len(docs) <= wanted else np.sort(docs[np.argpartition(-partial, wanted)[:wanted]])
         memo: Memo = {}  # the other groups' shorter lists, merged once (`_values_at`)
-        scores = self._exact(groups, merged, probes, memo)
+        scores, kept = self._exact(groups, merged, probes, memo, score)
+        if kept is not None:
+            scores = scores[kept]
+        if len(scores) < limit:
+            return None
         unit = 10 ** SCORE_DIGITS
         key = np.round(scores * unit).astype(np.int64)
         floor = (int(np.partition(key, len(key) - limit)[len(key) - limit]) - 0.5) / unit  # a score rounding lower
-        best = {i: max((posting.best() * match * step for posting, match, step in groups[i]), default=0.0)
+        best = {i: shares[i] * max((posting.best() * match * step for posting, match, step in groups[i][0]), default=0.0)
                 for i in range(count) if i not in merged}
         skipped, ceiling, spent = [], 0.0, sum(costs[i] for i in cheap)
         for i in sorted((i for i in range(count) if i not in merged), key=lambda i: -costs[i]):
-            if (ceiling + best[i]) / count + 1e-9 < floor:
+            if ceiling + best[i] + 1e-9 < floor:
                 skipped.append(i)
                 ceiling += best[i]
             else:
                 spent += costs[i]
                 if spent > MAX_MERGED:
                     return None
-                merged[i] = self.group_of(groups[i])
+                merged[i] = self.group_of(groups[i][0])
         if not skipped:
             return None
-        candidates, partial = self._partial(merged)
+        candidates, partial = self._partial(merged, shares)
         probed: dict[int, np.ndarray] = {}
         for i in [*skipped, None]:  # the skipped groups probed one by one, the candidates fewer after each
-            keep = (partial + ceiling) / count + 1e-9 >= floor
+            keep = partial + ceiling + 1e-9 >= floor
             candidates, partial = candidates[keep], partial[keep]
             probed = {j: values[keep] for j, values in probed.items()}
             if i is not None:
-                probed[i] = self._values_at(groups[i], candidates, 0, memo, i)
-                partial, ceiling = partial + probed[i], ceiling - best[i]
-        return self.ranked(candidates, self._exact(groups, merged, candidates, memo, probed), limit)
+                probed[i] = self._values_at(groups[i][0], candidates, 0, memo, i)
+                partial, ceiling = partial + shares[i] * probed[i], ceiling - best[i]
+        scores, kept = self._exact(groups, merged, candidates, memo, score, probed)
+        return (candidates, scores) if kept is None else (candidates[kept], scores[kept])
 
-    def _partial(self, merged: dict[int, Group]) -> tuple[np.ndarray, np.ndarray]:
-        """The documents of some merged groups and the sum of their values in them."""
+    def _partial(self, merged: dict[int, Group], shares: list[float]) -> tuple[np.ndarray, np.ndarray]:
+        """The documents of some merged groups and the sum of their values times the groups' shares."""
         total = self._scratch()
         touched = []
-        for docs, values in merged.values():
-            total[docs] += values
+        for i, (docs, values) in merged.items():
+            total[docs] += values * shares[i]
             touched.append(docs)
         docs = self._union(touched, total)
         partial = total[docs]
         total[docs] = 0.0
         return docs, partial
 
-    def _exact(self, groups: list[list[Source]], merged: dict[int, Group], candidates: np.ndarray, memo: Memo,
-               probed: dict[int, np.ndarray] | None = None) -> np.ndarray:
-        """The mean over the groups of each candidate's value (as `combine` adds them: in group order): taken
-        from `probed` (values per candidate), looked up in the merged groups, or the group's lists probed."""
-        scores = np.zeros(len(candidates))
-        for i, sources in enumerate(groups):
+    def _exact(self, groups: list[Weighted], merged: dict[int, Group], candidates: np.ndarray, memo: Memo,
+               score: Scorer, probed: dict[int, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+        """`score` of the candidates from each group's value: taken from `probed` (values per candidate), looked
+        up in the merged groups, or the group's lists probed."""
+        values = []
+        for i, (sources, _, _) in enumerate(groups):
             if probed is not None and i in probed:
-                scores += probed[i]
+                values.append(probed[i])
             elif i in merged:
-                docs, values = merged[i]
-                at, found = self._probe(docs, candidates)
-                scores += np.where(found, values[at], 0.0) if len(docs) else 0.0
+                docs, found = merged[i]
+                at, inside = self._probe(docs, candidates)
+                values.append(np.where(inside, found[at], 0.0) if len(docs) else np.zeros(len(candidates)))
             else:
-                scores += self._values_at(sources, candidates, 0, memo, i)
-        return scores / len(groups)
+                values.append(self._values_at(sources, candidates, 0, memo, i))
+        return score(candidates, values)
 
     @staticmethod
     def head_cap(groups: list[list[Source]]) -> int:
@@ -516,14 +543,8 @@ class SearchIndex:
     def _top_of_heads(self, groups: list[list[Source]], limit: int, head: int,
                       memo: Memo | None = None) -> tuple[bool, list[Hit]]:
         share = 1.0 / len(groups)
-
-        def mean(candidates: np.ndarray, values: list[np.ndarray]) -> tuple[np.ndarray, None]:
-            scores = np.zeros(len(candidates))
-            for found in values:
-                scores += found
-            return scores / len(groups), None
-
-        exact, docs, scores = self.proven_top([(sources, share, True) for sources in groups], limit, head, mean, memo)
+        exact, docs, scores = self.proven_top([(sources, share, True) for sources in groups], limit, head,
+                                              self.mean(len(groups)), memo)
         return exact, self.ranked(docs, scores, limit)
 
     def proven_top(self, groups: list[Weighted], limit: int, head: int, score: Scorer,
@@ -656,7 +677,7 @@ class SearchIndex:
             if len(term) < 3:
                 continue
             cutoff = 1 if len(term) < 5 else 2 if len(term) < 10 else 3
-            candidates, ids = self._nearby("title", term, cutoff)
+            candidates, ids = self._nearby("title", term, cutoff, near=True)
             for title, distance, at in extract(term, candidates, scorer=OSA.distance, score_cutoff=cutoff,
                                                limit=limit):
                 t = int(ids[at])

@@ -17,6 +17,7 @@ DENSE_SHARE = 32  # posting lists longer than 1/32 of the documents keep a bitma
 
 POSTINGS_KEPT = 1_000_000  # postings of the lists read most recently kept decoded, per process (8 bytes each)
 DOCUMENTS_KEPT = 4096  # documents' strings read most recently kept decoded, per process
+NEAR_KEPT = 100_000  # strings of the typo buckets read most recently kept decoded, per kind (words, titles) and process
 KINDS = ("stems", "words", "parts")  # the three kinds of posting list a term can have
 STEM, WORD, PART = range(3)
 PACK_FORMAT = 1  # the version of the pack file's arrays (petgen/search/pack.py)
@@ -28,7 +29,7 @@ class Posting:
     in impact order (confidence descending, then title order) and, when it is very long, a bitmap. A list of
     the index is a set of views of the mapped pack file; its confidences and levels are read when first used."""
 
-    __slots__ = ("docs", "impact", "bits", "_conf", "_levels", "_pack", "_start", "_rank")
+    __slots__ = ("docs", "impact", "bits", "_conf", "_levels", "_pack", "_start", "_rank", "_best")
 
     def __init__(self, docs: np.ndarray, conf: np.ndarray | None) -> None:
         self.docs, self._conf = docs, conf
@@ -37,6 +38,7 @@ class Posting:
         self._levels: list[tuple[int, float]] | None = []
         self._pack: _Arrays | None = None  # a stored list: the pack, its first posting, its rank among the long lists
         self._start = self._rank = -1
+        self._best: float | None = None
 
     @classmethod
     def stored(cls, pack: _Arrays, p: int) -> Posting:
@@ -93,9 +95,11 @@ class Posting:
             self.bits = np.packbits(mask, bitorder="little").view(np.uint64)
 
     def best(self) -> float:
-        """The highest confidence in the list."""
-        levels = self.levels
-        return levels[0][1] if levels else float(self.conf.max())
+        """The highest confidence in the list (read once: a list is kept decoded between queries)."""
+        if self._best is None:
+            levels = self.levels
+            self._best = levels[0][1] if levels else float(self.conf.max())
+        return self._best
 
     def confidence_at(self, position: int) -> float:
         """The confidence of the entry at `position` in impact order."""
@@ -134,6 +138,61 @@ class _Arrays:
         self.terms = StringTable(pack, "term")
         self.prefixes = StringTable(pack, "prefix")
         self.docs = Documents(StringTable(pack, "doc"))
+
+
+class Buckets:
+    """The strings of one kind (`shape`: indexed words, `title`: folded titles) in buckets of one first letter and
+    one length, as the typo search reads them: decoded when first read and kept (`Recent`, NEAR_KEPT strings),
+    each with the set of its characters (`letter_sets`), so that strings too far from a query word are dropped
+    before they are compared with it."""
+
+    def __init__(self, arrays: _Arrays, shapes: str) -> None:
+        self.keys = getattr(arrays, f"{shapes}_key")
+        self.starts, self.items = getattr(arrays, f"{shapes}_start"), getattr(arrays, f"{shapes}_items")
+        self.text_start, self.base = getattr(arrays, f"{shapes}_text_start"), arrays.pack.offset(f"{shapes}_text")
+        self.buffer = arrays.pack.buffer
+        self.recent = Recent(NEAR_KEPT)
+
+    def find(self, first: str, length: int) -> int:
+        """The bucket of strings with this first letter and length, or -1."""
+        key = ord(first) << 32 | length
+        b = bisect.bisect_left(self.keys, key)
+        return b if b < len(self.keys) and self.keys[b] == key else -1
+
+    def __getitem__(self, b: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The strings of bucket `b`, their numbers (terms, titles) and their character sets."""
+        found = self.recent.get(b)
+        if found is None:
+            text = self.buffer[self.base + self.text_start[b]:self.base + self.text_start[b + 1]].decode()
+            strings = text.split("\n")
+            found = self.recent.put(b, (strings, self.items[self.starts[b]:self.starts[b + 1]],
+                                        letter_sets(text)), len(strings))
+        return found  # type: ignore[no-any-return]
+
+
+def letter_sets(text: str) -> np.ndarray:
+    """For each line of `text`, the set of its characters as 64 bits (bit = code point mod 64). An edit changes
+    such a set by at most one member each way, so a string whose set differs from a word's by more than d
+    members either way is more than d edits from it (shared bits only ever hide a difference: still exact)."""
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    bits = np.append(np.left_shift(np.uint64(1), (codes & 63).astype(np.uint64)), np.uint64(0))
+    breaks = np.flatnonzero(codes == 10)
+    bits[breaks] = 0
+    return np.bitwise_or.reduceat(bits, np.concatenate(([0], breaks + 1)))
+
+
+def letter_set(word: str) -> np.uint64:
+    """`letter_sets` of one word."""
+    bits = 0
+    for char in word:
+        bits |= 1 << (ord(char) & 63)
+    return np.uint64(bits)
+
+
+def within(sets: np.ndarray, own: np.uint64, distance: int) -> np.ndarray:
+    """Which character sets (`letter_sets`) may belong to strings within `distance` edits of a word whose
+    characters are `own`."""
+    return (np.bitwise_count(sets & ~own) <= distance) & (np.bitwise_count(own & ~sets) <= distance)
 
 
 class StringTable:

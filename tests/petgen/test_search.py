@@ -318,3 +318,29 @@ def test_recently_read_lists_and_documents_are_kept_within_their_bound() -> None
     first = index.posting(engine.WORD, "maus")
     assert first is not None and index.posting(engine.WORD, "maus") is first
     assert index.recent.weight == sum(len(p) for p, _ in index.recent.items.values())
+
+
+def test_typo_candidates_too_far_by_their_letters_are_dropped_exactly() -> None:
+    """`_nearby(..., near=True)` drops the candidates whose characters differ from the word's by more than the
+    edit distance (`stored.within`): the typos and suggestions found among the rest are those found among all
+    candidates; some were dropped; the decoded buckets stay within their bound."""
+    from rapidfuzz.distance import OSA
+    from rapidfuzz.process import extract
+
+    from petgen.search.stored import NEAR_KEPT, letter_set, letter_sets
+
+    assert letter_sets("ab\n\nba\nxyz").tolist() == [letter_set("ab"), 0, letter_set("ab"), letter_set("xyz")]
+    big = many(400, "maus")
+    dropped = 0
+    for word in ["mausab1", "mausxy12", "muasab", "mausaa0", "maus", "mäusab", "mxyzab9", "mausab1mausab1"]:
+        for shapes in ("shape", "title"):
+            for distance in (1, 2, 3):
+                every, every_ids = big._nearby(shapes, word, distance)
+                near, near_ids = big._nearby(shapes, word, distance, near=True)
+                assert set(near) <= set(every) and [s for s in every if s in set(near)] == near
+                found = lambda pool, ids: [(s, d, int(ids[i])) for s, d, i in extract(  # noqa: E731
+                    word, pool, scorer=OSA.distance, score_cutoff=distance, limit=len(pool) or 1)]
+                assert found(near, near_ids) == found(every, every_ids)
+                dropped += len(every) - len(near)
+    assert dropped > 0
+    assert all(buckets.recent.weight <= NEAR_KEPT for buckets in big.near.values())

@@ -12,6 +12,7 @@ from starlette.testclient import TestClient
 from petgen.build.pipeline import build
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
+from petgen.search.query import SearchIndex
 from runtime.builds.dist import Dist
 from runtime.understanding import FLOOR, Ranking, answer, understand
 from tests.conftest import REPO
@@ -154,25 +155,87 @@ def large(tmp_path_factory: pytest.TempPathFactory) -> Dist:
     return Dist.load(root / "dist")
 
 
-@pytest.mark.parametrize("question", [
+BOUNDED_QUESTIONS = [
     "kuscheln", "schatz", "kuschel bär", "maus", "süße maus für meine Freundin", "frecher Kosename für meinen Freund",
     "Kosenamen aus der Natur", "romantic names for my wife", "bayerische Kosenamen", "Kosename für Oma oder Opa",
     "schwäbische Kosenamen für ein Baby", "sonne mond sterne", "Kosename für meine Freundin, die gern schläft",
-])
-def test_ranking_from_heads_equals_scoring_everything(question: str, large: Dist,
+    # intents with words, unions, several filters, filters that leave too few (relaxed), English
+    "kuschelige Maus", "knuddel maus", "frecher Spatz für meine Freundin", "Kosename aus Wien oder Bayern",
+    "bavarian pet names for a baby", "cute name for a chubby baby", "pet name for a grumpy boyfriend",
+    "Swiss pet name for a little mouse", "Kosename für eine Frau, die man verehrt", "italienische Kosenamen für Männer",
+    "lustige Kosenamen für den besten Freund", "romantische Kosenamen aus der Natur für meinen Mann", "zucker maus",
+    "maus und bär", "little treasure", "Kosename Sonne", "kuscheln mit dem Hasen", "süß", "verspielt frech kuschelig",
+]
+
+
+def scoring_everything(monkeypatch: pytest.MonkeyPatch) -> Any:
+    """`Ranking.everything` as it was before it learnt to score the entries that pass every filter first
+    (`_passing`): every match (every entry, for intents alone) scored, then relaxed."""
+    everything = Ranking.everything
+
+    def reference(self: Ranking, limit: int) -> Any:
+        with monkeypatch.context() as m:
+            m.setattr(Ranking, "_passing", lambda *args: None)
+            return everything(self, limit)
+
+    return reference
+
+
+@pytest.mark.parametrize("mode", ["as-built", "no-pruning", "no-shortcut"])
+@pytest.mark.parametrize("question", BOUNDED_QUESTIONS)
+def test_ranking_from_heads_equals_scoring_everything(question: str, mode: str, large: Dist,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    bounded, fallback = Ranking.bounded, Ranking.everything
+    """Every way /ask ranks answers exactly what scoring every match answers: MaxScore over the groups
+    (`SearchIndex.pruned`, one engine with search), the heads of `proven_top` (alone with `no-pruning`), and
+    `everything` scoring the entries that pass every filter first; `no-shortcut` sends questions of intents
+    alone through the first two as well (at this size their filters are short enough to be scored whole)."""
+    bounded, everything, reference = Ranking.bounded, Ranking.everything, scoring_everything(monkeypatch)
+    same = lambda a, b: ([(h.doc, h.score) for h in a[0]], a[1]) == ([(h.doc, h.score) for h in b[0]], b[1])  # noqa: E731
+    checked: list[str] = []
 
     def compare(self: Ranking, limit: int) -> Any:
         found = bounded(self, limit)
         if found is not None:
-            hits, relaxed = fallback(self, limit)
-            assert ([(h.doc, h.score) for h in found[0]], found[1]) == ([(h.doc, h.score) for h in hits], relaxed)
+            assert same(found, reference(self, limit))
+            checked.append("bounded")
+        return found
+
+    def compare_everything(self: Ranking, limit: int) -> Any:
+        found = everything(self, limit)
+        assert same(found, reference(self, limit))
+        checked.append("everything")
         return found
 
     monkeypatch.setattr(Ranking, "bounded", compare)
+    monkeypatch.setattr(Ranking, "everything", compare_everything)
+    if mode == "no-pruning":
+        monkeypatch.setattr(SearchIndex, "pruned", lambda self, groups, limit, score: None)
+    if mode == "no-shortcut":
+        monkeypatch.setattr("runtime.understanding.MAX_HEAD", 0)
     for limit in (1, 5, 10, 20):
         assert all(0.0 <= h.score <= 1.0 for h in answer(question, large, limit).hits)
+    assert checked or not understand(question, large.lexicon_index, large.title_words, large.aliases).intents
+
+
+def test_questions_with_rare_and_common_groups_are_pruned(large: Dist, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Some of the questions above are answered by `SearchIndex.pruned`, and what it answers is what the heads
+    answer without it."""
+    pruned, answered = SearchIndex.pruned, []
+
+    def counting(self: SearchIndex, groups: Any, limit: int, score: Any) -> Any:
+        found = pruned(self, groups, limit, score)
+        if found is not None and len(found[0]) >= limit:
+            answered.append(limit)
+        return found
+
+    monkeypatch.setattr("runtime.understanding.MAX_HEAD", 0)
+    for question in BOUNDED_QUESTIONS:
+        for limit in (1, 3, 5, 10):
+            monkeypatch.setattr(SearchIndex, "pruned", counting)
+            hits = answer(question, large, limit).hits
+            monkeypatch.setattr(SearchIndex, "pruned", lambda self, groups, limit, score: None)
+            assert [(h.doc, h.score) for h in hits] == [(h.doc, h.score) for h in answer(question, large, limit).hits]
+    assert len(answered) >= 8
 
 
 def test_most_questions_at_scale_are_ranked_from_heads(large: Dist, monkeypatch: pytest.MonkeyPatch) -> None:
