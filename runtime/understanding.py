@@ -5,7 +5,8 @@ against `content/lexicon.yml`, longest phrase first (up to four words), exactly 
 (`frecher` → `frech`). A phrase can ask for facet values (relationship, gender, region, language),
 a category, a mood, or stand for German words to search for (translations and traits: `little
 mouse` → Mäuschen, `schläft gern` → Langschläfer, Schlafmütze). Several values of one facet
-are a union ("Wien oder Bayern"). A phrase that is also an entry's title (`Baby`, `Kumpel`) is
+are a union ("Wien oder Bayern"), and so are two words joined by "oder"/"or" ("Sterne oder Sonne": an
+entry matching either counts as matching the pair, by its better match). A phrase that is also an entry's title (`Baby`, `Kumpel`) is
 searched for as a name, and its intents only boost, unless it follows "für"/"for"/"zu"/"to"
 ("für ein Baby"). Filler, words of one or two letters and words that match no entry are ignored
 and reported; a word that only occurs in meanings is ignored when the question says more.
@@ -46,6 +47,7 @@ CLASSIC_SHARE = 0.05
 FACETS = ("relationship", "gender", "region", "language")
 RELAX_ORDER = ("mood", "category", "language", "region", "gender", "relationship")
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
+UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
 MAX_PHRASE = 4
 MIN_WORD = 3
 BOUNDED_HEAD = 512  # /ask ranks from heads of up to this many documents per long list before scoring every match
@@ -76,6 +78,12 @@ class Understanding:
     define: str | None = None  # the name asked about in "what does X mean", as written
     define_key: str = ""  # … folded, as titles are looked up
     ignored: list[str] = field(default_factory=list)
+    joined: set[int] = field(default_factory=set)  # word groups that form a union with the group before them
+
+    def add_word_group(self, group: list[str], *, union: bool) -> None:
+        if union and self.words:
+            self.joined.add(len(self.words))
+        self.words.append(group)
 
     def add_intent(self, kind: str, value: str) -> None:
         values = self.intents.setdefault(kind, [])
@@ -142,7 +150,10 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         return result
     tokens = words(question)
     i = 0
+    after_words = cue = False  # the last phrase read (filler aside) added a word group; "oder" followed it
     while i < len(tokens):
+        union = cue and after_words  # "X oder Y": Y joins X's group when both are read as words
+        count, filler = len(result.words), False
         for size in range(min(MAX_PHRASE, len(tokens) - i), 0, -1):
             phrase = tokens[i:i + size]
             actions = [] if size == 1 and tokens[i] in lexicon.filler else _lookup(lexicon, tuple(phrase))
@@ -150,6 +161,7 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                 continue
             if not actions:  # filler
                 result.ignore(tokens[i])
+                filler, cue = True, cue or tokens[i] in UNION_CUES
                 i += 1
                 break
             text = " ".join(phrase)
@@ -178,7 +190,7 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                 if group:
                     result.topics.append(group)
             elif translation:
-                result.words.append(translation)
+                result.add_word_group(translation, union=union)
             i += size
             break
         else:
@@ -186,8 +198,10 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
             if len(token) < MIN_WORD and token not in titles:
                 result.ignore(token)
             elif [token] not in result.words:
-                result.words.append([token])
+                result.add_word_group([token], union=union)
             i += 1
+        if not filler:
+            after_words, cue = len(result.words) > count, False
     return result
 
 
@@ -233,11 +247,14 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     prefix_ok = meaning.define is None
     labelled: list[tuple[str, list[Source], float]] = []
     for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
-        for g in kind:
+        joined = meaning.joined if kind is meaning.words else set()
+        for n, g in enumerate(kind):
             sources = index.sources(g, prefix=prefix_ok and len(g[0]) >= MIN_WORD)
             if not sources:
                 if weight == 1.0:  # a topic word that matches nothing still asked for its intent
                     meaning.ignore(g[0])
+            elif n in joined and labelled and labelled[-1][2] == weight:  # either word: one group, the better match
+                labelled[-1] = (labelled[-1][0], [*labelled[-1][1], *sources], weight)
             else:
                 labelled.append((g[0], sources, weight))
     if len(labelled) > 1 or (labelled and meaning.intents):

@@ -105,6 +105,23 @@ def test_facets_filter_and_unions(dist: Dist) -> None:
         assert "freunde" in item["relationship"] and item["gender"] in ("sie", "alle")
 
 
+def test_words_joined_by_or_are_a_union(dist: Dist) -> None:
+    """"X oder Y": an entry matching either word scores as it would for that word alone (its better match),
+    not half of it as for "X und Y"; both words are reported as searched."""
+    either = {h.title: h.score for h in answer("Sterne oder Sonne", dist, 10).hits}
+    alone = {h.title: h.score for q in ("Sterne", "Sonne") for h in answer(q, dist, 10).hits}
+    assert {"Stern", "Sonne"} <= either.keys()
+    for title in ("Stern", "Sonne", "Sternchen", "Sonnenschein"):
+        assert either[title] == alone[title], title
+    both = {h.title: h.score for h in answer("Sterne und Sonne", dist, 10).hits}
+    assert both.get("Stern", 0) < either["Stern"]
+    assert read("bear or bunny", dist)["words"] == [["bar", "barchen"], ["hase", "hasi", "haschen"]]
+    meaning = understand("bear or bunny", dist.lexicon_index, dist.title_words, dist.aliases)
+    assert meaning.joined == {1} and meaning.summary()["words"] == ["bar", "hase"]
+    assert understand("Maus, Bär", dist.lexicon_index, dist.title_words, dist.aliases).joined == set()
+    assert understand("Wien oder Maus", dist.lexicon_index, dist.title_words, dist.aliases).joined == set()
+
+
 def test_relaxation_in_the_documented_order(dist: Dist) -> None:
     strict = answer("romantic french names", dist, 5)  # two French names are romantic
     assert strict.relaxed == ["language"] and len(strict.hits) == 5
@@ -164,7 +181,7 @@ BOUNDED_QUESTIONS = [
     "bavarian pet names for a baby", "cute name for a chubby baby", "pet name for a grumpy boyfriend",
     "Swiss pet name for a little mouse", "Kosename für eine Frau, die man verehrt", "italienische Kosenamen für Männer",
     "lustige Kosenamen für den besten Freund", "romantische Kosenamen aus der Natur für meinen Mann", "zucker maus",
-    "maus und bär", "little treasure", "Kosename Sonne", "kuscheln mit dem Hasen", "süß", "verspielt frech kuschelig",
+    "maus und bär", "sterne oder sonne", "bear or bunny for my girlfriend", "little treasure", "Kosename Sonne", "kuscheln mit dem Hasen", "süß", "verspielt frech kuschelig",
 ]
 
 
