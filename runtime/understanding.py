@@ -2,7 +2,7 @@
 
 **Reading.** The question's words are folded like the index (petgen/search/index.py) and matched
 against `content/lexicon.yml`, longest phrase first (up to four words), exactly or by German stem
-(`frecher` → `frech`). A phrase can ask for facet values (relationship, gender, region, language),
+(`frecher` → `frech`), a phrase of two words in either order (`der gern kuschelt`: `kuschelt gern`). A phrase can ask for facet values (relationship, gender, region, language),
 a category, a mood, or stand for German words to search for (translations and traits: `little
 mouse` → Mäuschen, `schläft gern` → Langschläfer, Schlafmütze). Several values of one facet
 are a union ("Wien oder Bayern"), and so are two words joined by "oder"/"or" ("Sterne oder Sonne": an
@@ -106,7 +106,16 @@ class Understanding:
 
 
 def _lookup(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[str, str]] | None:
-    """Actions for a phrase, matched exactly or, failing that, by German stem (`frecher` → `frech`)."""
+    """Actions for a phrase, matched exactly or, failing that, by German stem (`frecher` → `frech`); a phrase of
+    two words also in the other order, as a German clause puts its verb last ("der gern kuschelt" for the
+    lexicon's `kuschelt gern`)."""
+    actions = _lookup_in_order(lexicon, phrase)
+    if actions is None and len(phrase) == 2:
+        actions = _lookup_in_order(lexicon, phrase[::-1])
+    return actions
+
+
+def _lookup_in_order(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[str, str]] | None:
     actions = lexicon.phrases.get(phrase)
     if actions is None:
         by_stem = getattr(lexicon, "_by_stem", None)

@@ -80,6 +80,10 @@ def test_intents_german_and_english(dist: Dist, question: str, facet: str, value
     ("shooting star", "sternschnuppe"),
     ("clover", "kleeblatt"),
     ("chick", "kuken"),
+    ("Welche Kosenamen passen zu jemandem, der gern kuschelt?", "knuddel"),  # a two-word phrase, verb last
+    ("Kosename für jemanden, der immer gute Laune hat", "sonnenschein"),
+    ("a name for someone who makes me laugh", "grinsebacke"),
+    ("ein Kosename für meinen Schatz, der mich immer zum Lachen bringt", "kichererbse"),
 ])
 def test_traits_and_translations_become_search_words(dist: Dist, question: str, word: str) -> None:
     assert any(word in group for group in read(question, dist)["words"])
@@ -92,6 +96,14 @@ def test_lexicon_mistakes_fixed(dist: Dist) -> None:
     assert read("gute Freundin", dist)["relationship"] == ["freunde"]  # not filler, not a girlfriend
     assert [h.title for h in answer("Baby", dist, 5).hits][0] == "Baby"  # the entry, not a children filter
     assert "kind" in dist.items[answer("Kosename für ein Baby", dist, 5).hits[0].doc]["relationship"]
+
+
+def test_a_title_after_for_names_whom_it_is_for(dist: Dist) -> None:
+    """"für meinen Schatz" asks for partner names; "mein Schatz" and "Schatz" search for the name itself."""
+    meant = read("Kosename für meinen Schatz, der gern schläft", dist)
+    assert meant["relationship"] == ["partner"] and all("schatz" not in g for g in meant["words"])
+    for question in ("mein Schatz", "Schatz"):
+        assert answer(question, dist, 5).hits[0].title == "Schatz"
 
 
 def test_facets_filter_and_unions(dist: Dist) -> None:
