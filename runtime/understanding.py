@@ -13,7 +13,7 @@ and reported; a word that only occurs in meanings is ignored when the question s
 
 **Ranking.** Each entry gets a score in 0..1: the weighted mean of how well it matches each word
 group (confidence from petgen/search/query.py; weight 1, or 0.5 for a topic word that comes with an
-intent, like `Blume` with the category natur) and of each intent it satisfies (weight 0.5; for
+intent, like `Blume` with the category natur or `Bruder` with the relationship familie) and of each intent it satisfies (weight 0.5; for
 gender, a name for anyone counts 0.75), times 0.95, plus 0.05 if the name is a classic. Intents
 filter: only entries that satisfy all of them are answered. When fewer than `limit` entries above
 the confidence floor (`FLOOR`) would be left, filters are relaxed one at a time in `RELAX_ORDER`
@@ -194,7 +194,7 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                 else:
                     result.words.extend([w] for w in phrase)
             elif intents:
-                topical = [k for k in intents if k in ("category", "mood", "region", "language")]
+                topical = [k for k in intents if k in ("category", "mood", "region", "language", "relationship")]
                 group = translation or (list(phrase) if topical and size == 1 else [])
                 if group:
                     result.topics.append(group)

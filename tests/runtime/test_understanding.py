@@ -98,6 +98,14 @@ def test_lexicon_mistakes_fixed(dist: Dist) -> None:
     assert "kind" in dist.items[answer("Kosename für ein Baby", dist, 5).hits[0].doc]["relationship"]
 
 
+def test_a_relationship_word_also_boosts_the_names_about_it(dist: Dist) -> None:
+    """"für meinen Bruder" filters family names for him and puts the ones about brothers first."""
+    for question in ("Kosenamen für meinen Bruder", "nickname for my brother"):
+        top = {h.title for h in answer(question, dist, 3).hits}
+        assert {"Bruderherz", "Brüderchen"} <= top, question
+    assert {"Schwesterherz", "Schwesterchen"} <= {h.title for h in answer("Kosename für meine Schwester", dist, 3).hits}
+
+
 def test_a_title_after_for_names_whom_it_is_for(dist: Dist) -> None:
     """"für meinen Schatz" asks for partner names; "mein Schatz" and "Schatz" search for the name itself."""
     meant = read("Kosename für meinen Schatz, der gern schläft", dist)
