@@ -60,6 +60,7 @@ def items(found: Any, dist: Dist) -> list[dict[str, Any]]:
     ("Kosenamen auf Englisch", "language", ["englisch"]),
     ("Kosenamen aus der Natur", "category", ["natur"]),
     ("animal names", "category", ["tiere"]),
+    ("Kosenamen, die nach Essen klingen", "category", ["suesses"]),
     ("frecher Kosename", "mood", ["frech"]),
     ("cheeky nickname", "mood", ["frech"]),
     ("leidenschaftliche Kosenamen", "mood", ["leidenschaftlich"]),
@@ -83,6 +84,7 @@ def test_intents_german_and_english(dist: Dist, question: str, facet: str, value
     ("Welche Kosenamen passen zu jemandem, der gern kuschelt?", "knuddel"),  # a two-word phrase, verb last
     ("Kosename für jemanden, der immer gute Laune hat", "sonnenschein"),
     ("a name for someone who makes me laugh", "grinsebacke"),
+    ("What's a good nickname for a tall guy?", "grosser"),
     ("ein Kosename für meinen Schatz, der mich immer zum Lachen bringt", "kichererbse"),
 ])
 def test_traits_and_translations_become_search_words(dist: Dist, question: str, word: str) -> None:
