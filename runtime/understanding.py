@@ -17,7 +17,7 @@ intent, like `Blume` with the category natur or `Bruder` with the relationship f
 gender, a name for anyone counts 0.75), times 0.95, plus 0.05 if the name is a classic. Intents
 filter: only entries that satisfy all of them are answered. When fewer than `limit` entries above
 the confidence floor (`FLOOR`) would be left, filters are relaxed one at a time in `RELAX_ORDER`
-(mood, category, language, region, gender, relationship); a relaxed intent still counts in the
+(mood, category, language, region, gender, relationship, letter); a relaxed intent still counts in the
 score, and `_meta.relaxed` names it. Entries below the floor are never answered: a question the
 knowledge base cannot answer confidently gets an empty result and a hint.
 """
@@ -32,6 +32,7 @@ import numpy as np
 
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import EVERY_REGION
+from petgen.content.text import initial
 from petgen.search.index import analyze, stems, words
 from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted
 from petgen.search.stored import HEAD, Posting
@@ -45,7 +46,7 @@ TOPIC_WEIGHT = 0.5
 ANYONE = 0.75  # a name for anyone, when a gender was asked for
 CLASSIC_SHARE = 0.05
 FACETS = ("relationship", "gender", "region", "language")
-RELAX_ORDER = ("mood", "category", "language", "region", "gender", "relationship")
+RELAX_ORDER = ("mood", "category", "language", "region", "gender", "relationship", "letter")
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
 MAX_PHRASE = 4
@@ -64,6 +65,13 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"\bbedeutung\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
     r"\bherkunft\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
     r"\bwas\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
+)]
+# "names starting with S", "Kosenamen mit S", "mit dem Buchstaben Ä": the A–Z letter asked for (an intent).
+LETTER = [re.compile(p, re.IGNORECASE) for p in (
+    r"\b(?:start(?:s|ing)?|begin(?:s|ning)?)\s+with\s+(?:the\s+letter\s+|an?\s+)?[\"'“„]?(?P<x>[a-z])[\"'”“]?(?=[\s?!.,;:]|$)",
+    r"\b(?:mit|auf)\s+(?:dem\s+|einem\s+)?(?:anfangs)?(?:buchstaben\s+)?[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)"
+    r"(?:\s+(?:anfangen|anfängt|beginnen|beginnt|starten|startet)\b)?",
+    r"\b(?:letter|anfangsbuchstaben?|buchstaben?)\s+[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)",
 )]
 _TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
 _NOISE = {"der", "die", "das", "kosename", "kosenamen", "name", "the", "pet", "nickname"}
@@ -157,6 +165,12 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         result.define, result.define_key = define
         result.words = [[w] for w in analyze(result.define_key)]
         return result
+    for pattern in LETTER:
+        match = pattern.search(question)
+        if match and not (match.group("x") == "a" and re.match(r"\s+\w", question[match.end():])):  # "with a sweet …"
+            result.add_intent("letter", initial(match.group("x")))
+            question = question[:match.start()] + " " + question[match.end():]
+            break
     tokens = words(question)
     i = 0
     after_words = cue = False  # the last phrase read (filler aside) added a word group; "oder" followed it

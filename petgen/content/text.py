@@ -53,6 +53,12 @@ def collation_key(text: str) -> tuple[str, str]:
     return (base, text)
 
 
+def initial(title: str) -> str:
+    """A title's A–Z letter: the first letter of its collation key (umlauts as base letters), `#` else."""
+    first = collation_key(title)[0][:1]
+    return first if "a" <= first <= "z" else "#"
+
+
 def word_count(text: str) -> int:
     """Count words the way an editor would (hyphenated compounds count once)."""
     return len(_WORD.findall(text))

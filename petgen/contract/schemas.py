@@ -159,6 +159,8 @@ _ONE_OR_MORE = {"oneOf": [SLUG, {"type": "array", "items": SLUG, "minItems": 2}]
 DEFS["AskUnderstood"] = _object({
     **{facet: {**_ONE_OR_MORE, "description": f"the {facet} asked for (a list: any of them)"}
        for facet in ("relationship", "gender", "region", "language", "category", "mood")},
+    "letter": {"type": "string", "pattern": "^[a-z]$",
+               "description": "the A–Z letter the names start with (umlauts as base letters, as on /a-z/)"},
     "define": {**TEXT, "description": "the name asked about (\"Was bedeutet X?\"), folded"},
     "words": {"type": "array", "items": TEXT, "description": "the words searched for (folded, first of each group)"},
 }, [], description="What the question was read as; only what was found is present.")
@@ -169,7 +171,7 @@ DEFS["AskMeta"] = _object({
     "ignored": {"type": "array", "items": TEXT,
                 "description": "words of the question that played no part: filler, one or two letters, no match"},
     "relaxed": {"type": "array", "items": {"enum": ["mood", "category", "language", "region", "gender",
-                                                    "relationship"]},
+                                                    "relationship", "letter"]},
                 "description": "filters dropped, in this order, because fewer than `limit` entries met them all"},
     "hint": {**TEXT, "description": "only with an empty result: how to ask so that there is an answer"},
     "did_you_mean": {"type": "array", "items": TEXT, "maxItems": 5,

@@ -18,7 +18,7 @@ from markupsafe import Markup
 from petgen.build.dist import HTML, DistWriter, unit_key
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Entry, Site
-from petgen.content.text import collation_key
+from petgen.content.text import initial as title_initial
 from petgen.contract.resources import entry_url, list_route
 from petgen.emit.templating import environment, esc, script_json
 
@@ -238,9 +238,8 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
 
 
 def initial(entry: Entry) -> str:
-    """The A–Z letter of an entry: the first letter of its collation key (umlauts as base letters), `#` else."""
-    first = collation_key(entry.title)[0][:1]
-    return first if "a" <= first <= "z" else "#"
+    """The A–Z letter of an entry (`petgen.content.text.initial`)."""
+    return title_initial(entry.title)
 
 
 def letter_slug(letter: str) -> str:

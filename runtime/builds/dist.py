@@ -22,6 +22,7 @@ from petgen.build.dist import MANIFEST
 from petgen.build.distpack import ROUTE_PACK, SUMMARY_PACK, route_pack, summary_pack
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import Site
+from petgen.content.text import initial
 from petgen.search.index import words
 from petgen.search.packfile import Pack
 from petgen.search.query import SearchIndex
@@ -63,12 +64,16 @@ class Dist:
         return set(self.items.slugs())
 
     def mask(self, kind: str, value: str) -> np.ndarray:
-        """Documents as a boolean array over all documents: `kind` is "mood", "category" or a facet."""
+        """Documents as a boolean array over all documents: `kind` is "mood", "category", a facet or "letter"."""
         key = (kind, value)
         found = self._masks.get(key)
         if found is None:
-            found = np.zeros(len(self.items), dtype=bool)
-            found[self.items.with_value(kind, value)] = True  # the summaries' filter index (runtime/builds/summaries.py)
+            if kind == "letter":  # the A–Z letter of the title, as the /a-z/ pages group them
+                found = np.fromiter((initial(title) == value for title in self.items.titles()), dtype=bool,
+                                    count=len(self.items))
+            else:
+                found = np.zeros(len(self.items), dtype=bool)
+                found[self.items.with_value(kind, value)] = True  # the summaries' filter index (builds/summaries.py)
             self._masks[key] = found
         return found
 

@@ -61,6 +61,9 @@ def items(found: Any, dist: Dist) -> list[dict[str, Any]]:
     ("Kosenamen aus der Natur", "category", ["natur"]),
     ("animal names", "category", ["tiere"]),
     ("Kosenamen, die nach Essen klingen", "category", ["suesses"]),
+    ("Kosenamen, die mit S anfangen", "letter", ["s"]),
+    ("pet names starting with M", "letter", ["m"]),
+    ("Kosename mit dem Buchstaben Ä für meine Freundin", "letter", ["a"]),
     ("frecher Kosename", "mood", ["frech"]),
     ("cheeky nickname", "mood", ["frech"]),
     ("leidenschaftliche Kosenamen", "mood", ["leidenschaftlich"]),
@@ -106,6 +109,19 @@ def test_a_relationship_word_also_boosts_the_names_about_it(dist: Dist) -> None:
         top = {h.title for h in answer(question, dist, 3).hits}
         assert {"Bruderherz", "Brüderchen"} <= top, question
     assert {"Schwesterherz", "Schwesterchen"} <= {h.title for h in answer("Kosename für meine Schwester", dist, 3).hits}
+
+
+def test_the_first_letter_filters(dist: Dist) -> None:
+    """"Kosenamen mit S": the A–Z letter of /a-z/ (umlauts as base letters) is an intent like the others."""
+    from petgen.content.text import initial
+    for question, letter in (("Kosenamen, die mit S anfangen", "s"), ("pet names that begin with a B for my boyfriend", "b"),
+                             ("romantische Kosenamen mit dem Buchstaben H", "h")):
+        found = answer(question, dist, 5)
+        assert len(found.hits) == 5 and all(initial(h.title) == letter for h in found.hits), question
+    assert "letter" not in read("names starting with a sweet word", dist)  # an article, not a letter
+    assert "letter" not in read("Kosenamen mit Herz", dist)
+    few = answer("Kosenamen mit Q", dist, 5)
+    assert few.hits and {initial(h.title) for h in few.hits[:1]} == {"q"}
 
 
 def test_a_title_after_for_names_whom_it_is_for(dist: Dist) -> None:
@@ -174,6 +190,8 @@ def test_meta_says_what_was_understood_and_ignored(make_client, dist: Dist) -> N
     empty = client.post("/ask", json={"query": "Was bedeutet Schmetterlixxx?"}).json()
     assert empty["result"] == [] and empty["_meta"]["hint"] and list(ASK.iter_errors(empty)) == []
     assert empty["_meta"]["did_you_mean"][0] == "Schmetterling"
+    letter = client.post("/ask", json={"query": "Kosenamen mit Q für meinen Freund"}).json()
+    assert letter["_meta"]["understood"]["letter"] == "q" and list(ASK.iter_errors(letter)) == []
     union = client.post("/ask", json={"query": "Swiss or Swabian names"}).json()["_meta"]["understood"]
     assert union["region"] == ["schweiz", "schwaben"]
 
@@ -203,7 +221,7 @@ BOUNDED_QUESTIONS = [
     "bavarian pet names for a baby", "cute name for a chubby baby", "pet name for a grumpy boyfriend",
     "Swiss pet name for a little mouse", "Kosename für eine Frau, die man verehrt", "italienische Kosenamen für Männer",
     "lustige Kosenamen für den besten Freund", "romantische Kosenamen aus der Natur für meinen Mann", "zucker maus",
-    "maus und bär", "sterne oder sonne", "bear or bunny for my girlfriend", "little treasure", "Kosename Sonne", "kuscheln mit dem Hasen", "süß", "verspielt frech kuschelig",
+    "maus und bär", "sterne oder sonne", "Kosenamen mit S", "names starting with M for my girlfriend", "bear or bunny for my girlfriend", "little treasure", "Kosename Sonne", "kuscheln mit dem Hasen", "süß", "verspielt frech kuschelig",
 ]
 
 
