@@ -35,6 +35,7 @@ import orjson
 
 from docs import recorded
 from petgen.build.pipeline import build
+from petgen.content.text import initial
 from runtime.ask import answer
 from runtime.builds.dist import Dist
 from runtime.search import search_results
@@ -274,6 +275,12 @@ LIST_QUERIES: list[tuple[str, dict[str, Any]]] = [
     ("Kosename für einen kleinen Jungen", {"relationship": {"kind"}, "gender": HE}),
     ("sächsische oder fränkische Kosenamen", {"region": {"sachsen", "franken"}}),
     ("protective names for my son", {"theme": {"beschuetzend"}, "relationship": {"kind"}, "gender": HE}),
+    ("Kosenamen, die mit S anfangen", {"letter": {"s"}}),
+    ("romantic pet names starting with H", {"letter": {"h"}, "theme": {"romantisch"}}),
+    ("Sterne oder Sonne", {"slugs": {"stern", "sternchen", "sternschnuppe", "augenstern", "sonne", "sonnenschein",
+                                     "sonnenstrahl", "sonnenblume"}}),
+    ("Kosename für jemanden, der gern kuschelt", {"theme": {"kuschelig"}, "slugs": {"knuddel", "schmusekatze"}}),
+    ("Kosenamen für meinen Bruder", {"relationship": {"familie"}, "gender": HE}),
 ]
 PRECISION_AT = 5
 
@@ -284,7 +291,8 @@ def acceptable(spec: dict[str, Any], items: list[dict[str, Any]]) -> set[str]:
         for key, wanted in spec.items():
             if key == "slugs":
                 continue
-            have = item["categories"] + item["moods"] if key == "theme" else item[key]
+            have = (item["categories"] + item["moods"] if key == "theme"
+                    else initial(item["title"]) if key == "letter" else item[key])
             if not set(have if isinstance(have, list) else [have]) & wanted:
                 return False
         return len(spec) > ("slugs" in spec)

@@ -40,7 +40,7 @@ def search_results(q: str, limit: int, dist: Dist) -> dict[str, Any]:
     lexicon, the words that come with an intent kept), searched without /ask's filters; with no
     match, `suggestions` lists the titles nearest to the query (did you mean)."""
     meaning = understand(q, dist.lexicon_index, dist.title_words)
-    groups = meaning.words + meaning.topics or q
+    groups = meaning.search_groups() or q
     hits, total = dist.search.top(groups, limit)
     body: dict[str, Any] = {"query": q, "items": [hit_item(h) for h in hits], "total": total, "limit": limit}
     if not hits:

@@ -81,6 +81,7 @@ _NOISE = {"der", "die", "das", "kosename", "kosenamen", "name", "the", "pet", "n
 class Understanding:
     words: list[list[str]] = field(default_factory=list)  # groups of alternative folded words to search for
     topics: list[list[str]] = field(default_factory=list)  # words that come with an intent: they boost
+    relations: set[int] = field(default_factory=set)  # the topics that come with a relationship alone
     intents: dict[str, list[str]] = field(default_factory=dict)  # facet, "category" or "mood" -> values
     soft: set[str] = field(default_factory=set)  # intents that only boost (from an entry's title)
     define: str | None = None  # the name asked about in "what does X mean", as written
@@ -92,6 +93,12 @@ class Understanding:
         if union and self.words:
             self.joined.add(len(self.words))
         self.words.append(group)
+
+    def search_groups(self) -> list[list[str]]:
+        """What /api/search searches for: the words and the topics (those of a relationship only when there is
+        nothing else: "bavarian names for a baby" searches for Bavarian names, "für meinen Bruder" for Bruder)."""
+        topics = [g for n, g in enumerate(self.topics) if n not in self.relations]
+        return self.words + topics or self.words + self.topics
 
     def add_intent(self, kind: str, value: str) -> None:
         values = self.intents.setdefault(kind, [])
@@ -212,6 +219,8 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                 group = translation or (list(phrase) if topical and size == 1 else [])
                 if group:
                     result.topics.append(group)
+                    if topical == ["relationship"]:  # "Bruder": boosts /ask's names about brothers, not search's
+                        result.relations.add(len(result.topics) - 1)
             elif translation:
                 result.add_word_group(translation, union=union)
             i += size

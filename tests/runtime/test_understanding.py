@@ -124,6 +124,13 @@ def test_the_first_letter_filters(dist: Dist) -> None:
     assert few.hits and {initial(h.title) for h in few.hits[:1]} == {"q"}
 
 
+def test_search_takes_a_relationship_word_only_when_there_is_nothing_else(dist: Dist) -> None:
+    meaning = understand("bavarian pet names for a baby", dist.lexicon_index, dist.title_words)
+    assert ["baby"] in meaning.topics and ["baby"] not in meaning.search_groups()
+    alone = understand("Kosenamen für meinen Bruder", dist.lexicon_index, dist.title_words)
+    assert alone.search_groups() == [["bruder"]]
+
+
 def test_a_title_after_for_names_whom_it_is_for(dist: Dist) -> None:
     """"für meinen Schatz" asks for partner names; "mein Schatz" and "Schatz" search for the name itself."""
     meant = read("Kosename für meinen Schatz, der gern schläft", dist)
