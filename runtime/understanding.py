@@ -25,7 +25,7 @@ knowledge base cannot answer confidently gets an empty result and a hint.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -75,6 +75,12 @@ LETTER = [re.compile(p, re.IGNORECASE) for p in (
 )]
 _TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
 _NOISE = {"der", "die", "das", "kosename", "kosenamen", "name", "the", "pet", "nickname"}
+_NAMES = {"kosename", "kosenamen", "name", "namen", "names", "spitzname", "spitznamen", "nickname", "nicknames", "pet"}
+# Words that praise the name itself before "Kosename"/"name" ("ein schöner Kosename", "gute Spitznamen"):
+# read as filler when the rest of the question asks for something, as a wish ("schöne Kosenamen") otherwise.
+QUALITY = frozenset({"schon", "schone", "schoner", "schones", "schonen", "gut", "gute", "guter", "gutes", "guten",
+                     "toll", "tolle", "toller", "tolles", "tollen", "nett", "nette", "netter", "nettes", "netten",
+                     "passend", "passende", "passender", "passendes", "passenden", "beautiful", "nice", "good"})
 
 
 @dataclass
@@ -179,6 +185,20 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
             question = question[:match.start()] + " " + question[match.end():]
             break
     tokens = words(question)
+    quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY and tokens[i + 1] in _NAMES]
+    if quality:  # "ein schöner Kosename für meine Mama": read without "schöner" when the rest asks for something
+        rest = _read([t for i, t in enumerate(tokens) if i not in quality], lexicon, titles, aliases,
+                     replace(result, intents={k: list(v) for k, v in result.intents.items()}))
+        if rest.words or rest.intents:
+            for i in quality:
+                rest.ignore(tokens[i])
+            return rest
+    return _read(tokens, lexicon, titles, aliases, result)
+
+
+def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: dict[str, tuple[str, str]] | None,
+          result: Understanding) -> Understanding:
+    """The question's words read into `result`, phrase by phrase."""
     i = 0
     after_words = cue = False  # the last phrase read (filler aside) added a word group; "oder" followed it
     while i < len(tokens):

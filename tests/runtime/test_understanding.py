@@ -98,6 +98,10 @@ def test_lexicon_mistakes_fixed(dist: Dist) -> None:
     assert read("Oma", dist).get("category") is None and read("Opa", dist)["relationship"] == ["familie"]
     assert read("essen", dist).get("category") is None  # not a wish for sweets
     assert read("schöne Kosenamen", dist)["words"][0][0] == "schone"  # not filler
+    praised = read("Was ist ein schöner Kosename für meine Mama?", dist)  # praises the name: not a wish for Schöne
+    assert praised["words"] == [] and "schoner" in praised["ignored"] and praised["relationship"] == ["familie"]
+    assert read("gute Spitznamen für Kumpels", dist)["words"] == []
+    assert read("beautiful names for my wife", dist)["words"] == []
     assert read("gute Freundin", dist)["relationship"] == ["freunde"]  # not filler, not a girlfriend
     assert [h.title for h in answer("Baby", dist, 5).hits][0] == "Baby"  # the entry, not a children filter
     assert "kind" in dist.items[answer("Kosename für ein Baby", dist, 5).hits[0].doc]["relationship"]
