@@ -58,13 +58,13 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"\bwhat(?:'s| is| does)?\s+(?:the\s+)?(?:meaning|origin)\s+of\s+(?P<x>.+)",
     r"\bwhat\s+does\s+(?P<x>.+?)\s+(?:mean|stand for)\b",
     r"\bwhere\s+does\s+(?P<x>.+?)\s+come\s+from\b",
-    r"\bwhat\s+is\s+(?:an?\s+)?(?P<x>.+?)\s*\?*$",
+    r"(?:^|[.!?]\s+)what\s+is\s+(?:an?\s+)?(?P<x>.+?)\s*\?*$",  # at the start: "…, what is sweeter?" compares
     r"\bmeaning\s+of\s+(?P<x>.+)",
     r"\bwas\s+(?:bedeutet|hei(?:ß|ss)t|meint)\s+(?:eigentlich\s+)?(?P<x>.+)",
     r"\bwoher\s+(?:kommt|stammt)\s+(?:eigentlich\s+)?(?P<x>.+)",
     r"\bbedeutung\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
     r"\bherkunft\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
-    r"\bwas\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
+    r"(?:^|[.!?]\s+)was\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
 )]
 # "names starting with S", "Kosenamen mit S", "mit dem Buchstaben Ä": the A–Z letter asked for (an intent).
 LETTER = [re.compile(p, re.IGNORECASE) for p in (

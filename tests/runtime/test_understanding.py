@@ -154,6 +154,13 @@ def test_facets_filter_and_unions(dist: Dist) -> None:
         assert "freunde" in item["relationship"] and item["gender"] in ("sie", "alle")
 
 
+def test_what_is_defines_only_at_the_start_of_a_sentence(dist: Dist) -> None:
+    assert read("Was ist ein Spatzl?", dist)["words"] == [["spatzl"]]
+    assert understand("Und? Was ist Schnucki?", dist.lexicon_index).define == "Schnucki"
+    compared = understand("Kosename Hase oder Häschen – was ist süßer?", dist.lexicon_index, dist.title_words)
+    assert compared.define is None and 1 in compared.joined  # Hase or Häschen, not "what is Süßer"
+
+
 def test_words_joined_by_or_are_a_union(dist: Dist) -> None:
     """"X oder Y": an entry matching either word scores as it would for that word alone (its better match),
     not half of it as for "X und Y"; both words are reported as searched."""
