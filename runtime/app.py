@@ -18,14 +18,14 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import RedirectResponse, Response, StreamingResponse
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from petgen.content.model import Site
 from petgen.contract.resources import encode, status_resource
 from petgen.contract.schemas import OPENAPI_VERSION
 from petgen.contract.security import RAW_SECURITY_HEADERS
-from runtime.ask import BadAsk, ask_json, ask_stream, parse_ask_request
+from runtime.ask import AskEndpoint
 from runtime.builds.dist import Dist, DistNotFound, LargeFile, StaticFile, limit_malloc_arenas, trim_heap
 from runtime.builds.files import DistGone
 from runtime.builds.reloader import DistWatcher, Stamp, manifest_stamp
@@ -64,7 +64,6 @@ DYNAMIC_PATHS = frozenset({"/api/names", "/api/status"})  # their query string o
 AFTER_START = 2.0  # seconds after which the work held back at start begins even if no request came
 METHOD_ORDER = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE")
 # Paths whose every answer is JSON, errors included (human pages answer an HTML 404 instead).
-NO_STORE = {"cache-control": "no-store"}  # an answer computed for this request (/ask)
 JSON_SURFACES = ("/api", "/.well-known", "/openapi.json", "/webhooks")
 # What the Status resource names while no dist (and so no site.yml) is loaded.
 FALLBACK_SITE = Site(name="Kosenamen API", site="kosenamen", base_url="", language="de", api_version=OPENAPI_VERSION,
@@ -236,18 +235,6 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
             return error_response(400, exc.message, exc.hint)
         return PreparedResponse(encode(search_results(q, limit, dist())))
 
-    async def ask(request: Request) -> Response:
-        d = dist()
-        try:
-            ask_request = parse_ask_request(await request.body(), request.headers, d.site.site)
-        except BadAsk as exc:
-            return error_response(exc.status, exc.message, exc.hint)
-        if ask_request.streaming:
-            return StreamingResponse(ask_stream(ask_request, d), media_type="text/event-stream; charset=utf-8",
-                                     headers={**NO_STORE, "x-accel-buffering": "no"})
-        return Response(encode(ask_json(ask_request, d)), media_type="application/json; charset=utf-8",
-                        headers=NO_STORE)
-
     async def ask_other(request: Request) -> Response:
         return error_response(405, f"Method {request.method} is not allowed on /ask.",
                               'POST a JSON body such as {"query": "Was bedeutet Spatzl?"}', headers={"allow": "POST"})
@@ -327,7 +314,7 @@ def build_starlette(runtime: Runtime, extra_routes: Sequence[BaseRoute] = (),
 
     routes = [  # the dynamic surfaces first: Starlette tries the routes in turn
         Route("/api/search", search, methods=["GET", "HEAD"]),
-        Route("/ask", ask, methods=["POST"]),
+        Route("/ask", AskEndpoint(dist), methods=["POST"]),  # an ASGI app (runtime/ask.py)
         Route("/api/names", names, methods=["GET", "HEAD"]),
         Route("/api/status", status, methods=["GET", "HEAD"]),
         Route("/api/names/{slug}", name, methods=["GET", "HEAD"]),

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
+from starlette.responses import StreamingResponse
 
 from petgen.content.lexicon import Lexicon
 from petgen.contract.limits import ASK_DEFAULT_LIMIT as DEFAULT_LIMIT
@@ -21,7 +22,8 @@ from petgen.contract.limits import ASK_MAX_QUERY as MAX_QUERY
 from petgen.contract.resources import license_of
 from petgen.search.query import Hit
 from runtime.builds.dist import Dist
-from runtime.http.params import BadBody, json_object
+from runtime.http.errors import error_response
+from runtime.http.params import BadBody, header_map, json_object, read_body
 from runtime.understanding import Answer, Understanding, answer, understand
 
 __all__ = ["Answer", "Lexicon", "Understanding", "answer", "understand"]
@@ -156,3 +158,33 @@ async def ask_stream(request: AskRequest, dist: Dist) -> AsyncIterator[bytes]:
         yield sse("result", result_item(hit, dist))
     yield sse("complete", {"result_count": len(found.hits),
                            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)})
+
+
+ASK_HEADERS = frozenset({b"content-type", b"prefer", b"prefer.streaming"})
+JSON_ANSWER = [(b"content-type", b"application/json; charset=utf-8"), (b"cache-control", b"no-store")]
+
+
+class AskEndpoint:
+    """`POST /ask` as a plain ASGI app: the body read straight from `receive`, only the headers it reads decoded,
+    a JSON answer sent as is; no per-request Request and Response objects (the answer is computed for the request,
+    so it is not to be stored)."""
+
+    def __init__(self, dist: Callable[[], Dist]) -> None:
+        self.dist = dist
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        d = self.dist()
+        try:
+            request = parse_ask_request(await read_body(receive), header_map(scope["headers"], ASK_HEADERS),
+                                        d.site.site)
+        except BadAsk as exc:
+            await error_response(exc.status, exc.message, exc.hint)(scope, receive, send)
+            return
+        if request.streaming:
+            await StreamingResponse(ask_stream(request, d), media_type="text/event-stream; charset=utf-8",
+                                    headers={"cache-control": "no-store", "x-accel-buffering": "no"})(scope, receive, send)
+            return
+        body = orjson.dumps(ask_json(request, d))
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [*JSON_ANSWER, (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})

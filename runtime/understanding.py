@@ -368,17 +368,18 @@ class Ranking:
         that pass every filter are scored first, alone (`_passing`): when `limit` of them are confident, that is
         the answer, and nothing is relaxed."""
         index, n = self.dist.search, len(self.dist.items)
-        docs, text = index.combine([(index.group_of(sources), w) for sources, w in self.groups])
         met, active = self.met, self.active
-        if all(w != 1.0 for _, w in self.groups):  # intents (and topic words, which only boost): every entry is a candidate
+        boosts = all(w != 1.0 for _, w in self.groups)  # intents (and topic words, which only boost)
+        if boosts and active:  # only the entries of the shortest filter can pass them all: their values alone
+            shortest = min((_filter(k, self.meaning.intents[k], self.dist)[1].docs for k in active), key=len)
+            found = self._passing(shortest, self._text_at(shortest), met, limit)
+            if found is not None:
+                return found, []
+        docs, text = index.combine([(index.group_of(sources), w) for sources, w in self.groups])
+        if boosts:  # every entry is a candidate
             every = np.zeros(n)
             every[docs] = text
             docs, text = np.arange(n, dtype=np.int32), every
-            if active:  # only the entries of the shortest filter can pass them all
-                shortest = min((_filter(k, self.meaning.intents[k], self.dist)[1].docs for k in active), key=len)
-                found = self._passing(shortest, every[shortest], met, limit)
-                if found is not None:
-                    return found, []
         elif active:
             found = self._passing(docs, text, met, limit)
             if found is not None:
@@ -404,6 +405,18 @@ class Ranking:
         # entries that meet the filters relaxed last (the more important ones) come first
         tiers = sum((met[k][docs[mask]] > 0).astype(np.int64) << RELAX_ORDER.index(k) for k in relaxed) if relaxed else None
         return index.ranked(docs[mask], scores[mask], limit, tiers=tiers), relaxed  # the nearest misses fill up
+
+    def _text_at(self, docs: np.ndarray) -> np.ndarray:
+        """The combined word-group confidence of some documents, as `SearchIndex.combine` adds it up over every
+        match, from each group's lists probed at them (a filter's entries need not merge a word's whole lists)."""
+        index, weight = self.dist.search, sum(w for _, w in self.groups)
+        if len(self.groups) == 1:
+            sources, w = self.groups[0]
+            return index.values_at(sources, docs) * (w / weight)
+        total = np.zeros(len(docs))
+        for sources, w in self.groups:
+            total += index.values_at(sources, docs) * w
+        return total / weight if self.groups else total
 
     def _passing(self, docs: np.ndarray, text: np.ndarray, met: dict[str, np.ndarray], limit: int) -> list[Hit] | None:
         """The best `limit` of the candidates that pass every filter, if at least `limit` of those are confident

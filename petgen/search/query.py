@@ -613,6 +613,10 @@ class SearchIndex:
         lower = [v for first, rest, _ in levels for v in (first, *rest) if v < best]
         return best, max(lower, default=0.0), min(order for first, _, order in levels if first == best)
 
+    def values_at(self, sources: list[Source], candidates: np.ndarray) -> np.ndarray:
+        """One group's best confidence for each candidate, as `group_of` gives it to the documents it matches."""
+        return self._values_at(sources, candidates, 0)
+
     def _values_at(self, sources: list[Source], candidates: np.ndarray, head: int,
                    memo: Memo | None = None, key: int = 0) -> np.ndarray:
         """One group's best confidence for each candidate: the lists no longer than a few times the candidates

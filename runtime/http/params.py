@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import orjson
+from starlette.requests import ClientDisconnect
 
 from petgen.content.model import closest
 
@@ -98,3 +99,26 @@ def json_object(body: bytes, content_type: str, example: str) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BadBody(400, "The body must be a JSON object.", f"send {example}")
     return data
+
+
+async def read_body(receive: Any) -> bytes:
+    """The whole request body from ASGI `receive` (its size and time are bounded by runtime/http/guard.py, which
+    raises Starlette's ClientDisconnect itself when it stops short)."""
+    body = b""
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect
+        body += message.get("body", b"")
+        if not message.get("more_body", False):
+            return body
+
+
+def header_map(raw: list[tuple[bytes, bytes]], names: frozenset[bytes], *, first: bool = True) -> dict[str, str]:
+    """The request headers named in `names` (lowercase), decoded as Latin-1, without decoding the others; of a
+    header sent twice, the first (as Starlette's `Headers.get`) or, with `first=False`, the last."""
+    found: dict[str, str] = {}
+    for name, value in raw:
+        if name in names and (not first or name.decode("latin-1") not in found):
+            found[name.decode("latin-1")] = value.decode("latin-1")
+    return found

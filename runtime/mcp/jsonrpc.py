@@ -85,7 +85,9 @@ def parse_message(body: bytes) -> dict[str, Any]:
     if not isinstance(message, dict):
         raise BadMessage(INVALID_REQUEST, "Invalid Request: the body must be a JSON-RPC message object.")
     request_id = readable_id(message)
-    if nested_deeper(message, MCP_MAX_DEPTH):
+    # a message cannot nest deeper than it has brackets (those in strings count too): most are not walked
+    raw = body if isinstance(body, bytes) else str(body).encode()
+    if raw.count(b"{") + raw.count(b"[") > MCP_MAX_DEPTH and nested_deeper(message, MCP_MAX_DEPTH):
         raise BadMessage(INVALID_REQUEST, f"Invalid Request: the message nests objects and arrays more than "
                                           f"{MCP_MAX_DEPTH} levels deep.", request_id)
     if message.get("jsonrpc") != "2.0":

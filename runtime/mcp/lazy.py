@@ -13,7 +13,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from starlette.routing import BaseRoute, Router
+from starlette.routing import BaseRoute, Route, Router
 
 Scope = dict[str, Any]
 
@@ -28,6 +28,7 @@ class LazyMcp:
         self._router: Router | None = None
         self._lock: anyio.Lock | None = None
         self.server: Any = None  # the MCP server, once loaded
+        self._post: Any = None  # the app of its `POST /mcp` route, called without routing again
 
     async def ready(self) -> Router:
         if self._router is None:
@@ -37,9 +38,14 @@ class LazyMcp:
                     routes, server = await anyio.to_thread.run_sync(self._build)
                     self.server = server
                     await self._loaded(server)
+                    self._post = next((route.app for route in routes if isinstance(route, Route)
+                                       and route.path == "/mcp" and "POST" in (route.methods or ())), None)
                     self._router = Router(routes)
         return self._router
 
     async def __call__(self, scope: Scope, receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if self._post is not None and scope["method"] == "POST" and scope["path"] == "/mcp":
+            await self._post(scope, receive, send)  # what the router would pick, as its first route
+            return
         router = await self.ready()
         await router(scope, receive, send)

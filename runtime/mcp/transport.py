@@ -18,6 +18,7 @@ around the endpoint (429, 413, 500), into a JSON-RPC error too, so /mcp speaks o
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
+from functools import lru_cache
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 import orjson
 
 from runtime.http.cors import normalise_origin
+from runtime.http.params import header_map
 from runtime.mcp.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
@@ -38,9 +40,11 @@ from runtime.mcp.jsonrpc import (
 JSON = b"application/json"
 SSE = b"text/event-stream"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+HEADERS = frozenset({b"host", b"origin", b"content-type", b"accept", b"mcp-protocol-version"})  # the ones read
 FastAnswer = Callable[[dict[str, Any]], bytes | None]  # a JSON-RPC request -> its response body, or None
 
 
+@lru_cache(maxsize=256)  # clients send the same few Accept headers: each is parsed once
 def negotiate(accept: str | None) -> str | None:
     """`json`, `sse` (the client accepts `text/event-stream` but not JSON), or None (neither).
 
@@ -85,8 +89,12 @@ def host_allowed(host: str, public_netloc: str) -> bool:
     port = host[len(name) + 2 if host.startswith("[") else len(name):]
     if port and not (port[0] == ":" and all("0" <= c <= "9" for c in port[1:])):
         return False  # `127.0.0.1:80.evil.example` names no loopback host
-    public_name = urlsplit(f"//{public_netloc}").hostname or public_netloc  # lowercase, IPv6 without brackets
-    return host == public_netloc or name.lower() in (public_name, *LOOPBACK)
+    return host == public_netloc or name.lower() in (_public_name(public_netloc), *LOOPBACK)
+
+
+@lru_cache(maxsize=64)  # the service's own netlocs, a handful
+def _public_name(public_netloc: str) -> str:
+    return urlsplit(f"//{public_netloc}").hostname or public_netloc  # lowercase, IPv6 without brackets
 
 
 def refusal(status: int, code: int, message: str, request_id: RequestId | None = None, *, reason: str,
@@ -132,7 +140,7 @@ class McpEndpoint:
             body += message.get("body", b"")
             if not message.get("more_body", False):
                 break
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        headers = header_map(scope["headers"], HEADERS, first=False)
         try:
             rpc, problem = parse_message(body), None
         except BadMessage as exc:

@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from petgen.contract.limits import MCP_MAX_DEPTH
 from runtime.builds.dist import Dist
 from runtime.http.params import BadRequest, whole_number
 from runtime.names import MAX_OFFSET, parse_list_query
@@ -83,3 +85,50 @@ def test_a_valid_query_round_trips(loaded: Dist, category: str | None, limit: in
     params = {"limit": limit, "offset": offset, **({"category": category} if category else {})}
     query = parse_list_query(urlencode(params), loaded)
     assert (query.filters.get("category"), query.limit, query.offset) == (category, limit, offset)
+
+
+def test_header_map_decodes_only_the_named_headers_first_or_last() -> None:
+    from runtime.http.params import header_map
+
+    raw = [(b"host", b"a"), (b"prefer", b"streaming=true"), (b"x-other", b"\xff"), (b"prefer", b"later")]
+    assert header_map(raw, frozenset({b"prefer", b"accept"})) == {"prefer": "streaming=true"}  # as Headers.get
+    assert header_map(raw, frozenset({b"prefer", b"host"}), first=False) == {"host": "a", "prefer": "later"}
+
+
+def test_read_body_joins_chunks_and_a_disconnect_is_starlettes() -> None:
+    import asyncio
+
+    from starlette.requests import ClientDisconnect
+
+    from runtime.http.params import read_body
+
+    def receiver(*messages: dict) -> Any:
+        queue = list(messages)
+
+        async def receive() -> dict:
+            return queue.pop(0)
+        return receive
+
+    chunks = receiver({"type": "http.request", "body": b'{"query": ', "more_body": True},
+                      {"type": "http.request", "body": b'"maus"}'})
+    assert asyncio.run(read_body(chunks)) == b'{"query": "maus"}'
+    gone = receiver({"type": "http.request", "body": b"{", "more_body": True}, {"type": "http.disconnect"})
+    with pytest.raises(ClientDisconnect):
+        asyncio.run(read_body(gone))
+
+
+@pytest.mark.parametrize("depth", [MCP_MAX_DEPTH - 1, MCP_MAX_DEPTH, MCP_MAX_DEPTH + 1])
+def test_nesting_is_checked_however_few_brackets_a_body_has(depth: int) -> None:
+    """A message is walked for its depth only when it has more brackets than the limit: at the limit and one
+    beyond, with no bracket to spare, the answer is the walk's."""
+    from runtime.mcp.jsonrpc import BadMessage, parse_message
+
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"a": ' + b"[" * (depth - 2) + b"]" * (depth - 2) + b"}}"
+    assert body.count(b"{") + body.count(b"[") == depth
+    if depth > MCP_MAX_DEPTH:
+        with pytest.raises(BadMessage, match="levels deep"):
+            parse_message(body)
+        with pytest.raises(BadMessage, match="levels deep"):
+            parse_message(body.decode())
+    else:
+        assert parse_message(body)["id"] == 1
