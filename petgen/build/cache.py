@@ -28,6 +28,7 @@ import pickle
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,7 @@ STAMPS = "files.stamps"  # path -> (stamp, key) of the entry files as the last l
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its time stamp's resolution
 Packed = tuple[str, bytes, frozenset[str]]  # (chunk name, pickled records, keys of the entries to take)
 MAX_CHUNKS = 256  # more chunks than this (many small changes) are compacted
+_MISSING = object()
 
 
 def chunk_size(count: int) -> int:
@@ -213,3 +215,41 @@ class EntryCache:
             size = chunk_size(len(live))
             for start in range(0, len(live), size):
                 self.add_chunk(pickle.dumps(live[start:start + size], protocol=pickle.HIGHEST_PROTOCOL))
+
+
+class EntryMemo:
+    """Per-entry results of a later stage (an entry's list summary, its llms.txt section, …) kept between builds
+    in one file beside the chunks: `get(key, make)` answers from the last build's results for the entry file
+    `key` (`entry_key`) or calls `make`; `save` keeps those of the entries in use. `context` names everything
+    else the results depend on (petgen's code is in the cache's path already): another context starts empty.
+    One pickle for all entries, so a build that changes one entry loads and writes two files, not thousands.
+    """
+
+    def __init__(self, root: Path | None, name: str, context: str) -> None:
+        self.path = root / f"{name}.memo" if root is not None else None
+        self.context = context
+        self.found: dict[str, Any] = {}
+        self.used: dict[str, Any] = {}
+        self.made = 0
+        if self.path is not None:
+            with contextlib.suppress(Exception):  # missing or damaged: make every result again
+                stored_context, found = pickle.loads(read_file(self.path))
+                if stored_context == context and isinstance(found, dict):
+                    self.found = found
+
+    def get(self, key: str | None, make: Callable[[], Any]) -> Any:
+        if key is None:
+            return make()
+        value = self.found.get(key, _MISSING)
+        if value is _MISSING:
+            value = make()
+            self.made += 1
+        self.used[key] = value
+        return value
+
+    def save(self) -> None:
+        """Keep the results this build used, if they differ from those stored."""
+        if self.path is None or (not self.made and len(self.used) == len(self.found)):
+            return
+        if self.path.parent.is_dir():
+            write_atomic(self.path, pickle.dumps((self.context, self.used), protocol=pickle.HIGHEST_PROTOCOL))

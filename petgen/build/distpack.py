@@ -137,20 +137,23 @@ def filter_documents(items: list[Summary], data: dict[str, Any]) -> dict[tuple[s
     return found
 
 
-def summary_pack(data: dict[str, Any], encoded: list[bytes] | None = None) -> bytes:
+def summary_pack(data: dict[str, Any], encoded: list[bytes] | None = None, *,
+                 known: tuple[list[str], list[str], dict[tuple[str, str], list[int]]] | None = None) -> bytes:
     """`_data/summaries.pack` of the data file `data` (`_data/index.json`); `encoded`: its items as JSON, if
-    encoded already."""
+    encoded already; `known`: their slugs, titles and `filter_documents`, if known already (then `data` need
+    not hold the items)."""
     items: list[Summary] = data["items"]
     encoded = encoded if encoded is not None else list(map(orjson.dumps, items))
+    slugs, titles, docs = known if known is not None else (
+        [item["slug"] for item in items], [item["title"] for item in items], filter_documents(items, data))
     arrays: dict[str, np.ndarray] = {
         "items": np.frombuffer(b"".join(encoded), dtype=np.uint8),
         "ends": np.cumsum(np.fromiter(map(len, encoded), dtype=np.uint64, count=len(encoded)), dtype=np.uint64),
     }
-    strings(arrays, "slugs", [item["slug"] for item in items])
-    strings(arrays, "titles", [item["title"] for item in items])
-    docs = filter_documents(items, data)
+    strings(arrays, "slugs", slugs)
+    strings(arrays, "titles", titles)
     starts = np.cumsum([0, *map(len, docs.values())])
     arrays["docs"] = np.fromiter((d for found in docs.values() for d in found), dtype=np.uint32, count=int(starts[-1]))
     filters = [[name, value, int(start), len(found)] for ((name, value), found), start in zip(docs.items(), starts)]
     rest = {key: value for key, value in data.items() if key != "items"}
-    return write_pack(arrays, {"data": rest, "filters": filters, "count": len(items)})
+    return write_pack(arrays, {"data": rest, "filters": filters, "count": len(encoded)})

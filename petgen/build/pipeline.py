@@ -40,7 +40,6 @@ from petgen.emit.searchindex import (
     documents,
     emit_search_index,
     search_key,
-    updated_state,
 )
 from petgen.emit.site import PageRenderer, emit_site
 from petgen.emit.sitemap import emit_sitemap
@@ -128,17 +127,15 @@ class Outputs:
         emit_site(self.kb, writer)
 
     def emit_rest_in_parallel(self, writer: TreeWriter) -> None:
-        """`emit_rest`, with the search index built in a forked child (where it can fork) if it has to be
-        built whole (its inputs changed, and the last build's index cannot be updated entry by entry), while
-        this process writes the rest."""
+        """`emit_rest`, with the search index made in a forked child (where it can fork) if it has to be made
+        (its inputs changed), updated from the last build's entry by entry or built whole, while this
+        process writes the rest."""
         global _forked
         docs = documents(self.kb)
         found = digests(docs)
-        updated = None
         if (writer.has_unit(SEARCH_UNIT, search_key(found)) or (os.cpu_count() or 1) < 2
-                or "fork" not in multiprocessing.get_all_start_methods()
-                or (updated := updated_state(self.search_state, docs, found)) is not None):
-            emit_search_index(self.kb, writer, docs, found, self.search_state, updated)
+                or "fork" not in multiprocessing.get_all_start_methods()):
+            emit_search_index(self.kb, writer, docs, found, self.search_state)
             self.emit_pages(writer)
             return
         _forked = (self, writer, docs, found)

@@ -7,6 +7,7 @@ from functools import partial
 
 import orjson
 
+from petgen.build.cache import EntryMemo
 from petgen.build.dist import DistWriter, unit_key
 from petgen.build.distpack import SUMMARY_PACK, summary_pack
 from petgen.content.bots import runtime_bots
@@ -14,6 +15,8 @@ from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Category, Entry, Site
 from petgen.contract.resources import (
     DEFAULT_LIMIT,
+    LIST_FILTERS,
+    Aliases,
     category_list,
     category_resource,
     category_summary,
@@ -31,30 +34,36 @@ DATA_FILE = "_data/index.json"
 
 
 Filter = tuple[tuple[str, str], ...]  # ((name, value), …) in LIST_FILTERS order
+Encoded = tuple[bytes, str, tuple[Filter, ...]]  # a summary as JSON, its digest, its `memberships`
 
 
-def list_filters(kb: KnowledgeBase, summaries: list[dict]) -> dict[Filter, list[dict]]:
-    """Every precomputed filter with its matching summaries, in list order: none, each category (aliases
-    included), each mood, each non-empty category×mood pair, each facet value. One pass over the summaries."""
-    aliases = kb.aliases
-    filters: dict[Filter, list[dict]] = {(): summaries}
+def memberships(item: dict, categories: list[str], aliases: Aliases) -> tuple[Filter, ...]:
+    """The filters a summary belongs to, in the order `list_filters` appends it to their lists: each of its
+    categories (aliases included) with the category×mood pairs, each mood, each facet value."""
+    keys: list[Filter] = []
+    for c in (c for c in categories if in_category(item, c, aliases)):
+        keys.append((("category", c),))
+        keys.extend((("category", c), ("mood", m)) for m in item["moods"])
+    keys.extend((("mood", m),) for m in item["moods"])
+    for name in FILTER_FACETS:
+        value = item[name]
+        keys.extend(((name, v),) for v in (value if isinstance(value, list) else [value]))
+    return tuple(keys)
+
+
+def list_filters(kb: KnowledgeBase, members: list[tuple[Filter, ...]]) -> dict[Filter, list[int]]:
+    """Every precomputed filter with the documents (positions in list order) it selects: none, each category
+    (aliases included), each mood, each non-empty category×mood pair, each facet value; from each document's
+    `memberships`."""
+    filters: dict[Filter, list[int]] = {(): list(range(len(members)))}
     filters.update({(("category", c.slug),): [] for c in kb.categories})
     filters.update({(("mood", m.slug),): [] for m in kb.moods})
     for name in FILTER_FACETS:
         filters.update({((name, value),): [] for value in kb.facets.slugs(name)})
-    pairs: dict[Filter, list[dict]] = {}
-    for item in summaries:
-        categories = [c.slug for c in kb.categories if in_category(item, c.slug, aliases)]
-        for c in categories:
-            filters[("category", c),].append(item)
-            for m in item["moods"]:
-                pairs.setdefault((("category", c), ("mood", m)), []).append(item)
-        for m in item["moods"]:
-            filters[("mood", m),].append(item)
-        for name in FILTER_FACETS:
-            value = item[name]
-            for v in value if isinstance(value, list) else [value]:
-                filters.setdefault(((name, v),), []).append(item)
+    pairs: dict[Filter, list[int]] = {}
+    for doc, keys in enumerate(members):
+        for key in keys:
+            (pairs if len(key) == 2 else filters).setdefault(key, []).append(doc)
     filters.update({key: pairs[key] for c in kb.categories for m in kb.moods
                     if (key := (("category", c.slug), ("mood", m.slug))) in pairs})
     return filters
@@ -70,41 +79,60 @@ def emit_name(entry: Entry, site: Site, writer: DistWriter) -> None:
     writer.add_hashed(f"/api/names/{entry.slug}", f"api/names/{entry.slug}", encode(name_resource(entry, site)))
 
 
+def summaries_memo(kb: KnowledgeBase) -> EntryMemo:
+    """Each entry's summary as JSON, its digest and `memberships`, kept in the cache between builds."""
+    context = unit_key(kb.site.base_url, *(f"{c.slug}={c.facet}" for c in kb.categories))
+    return EntryMemo(kb.cache_root, "summaries", context)
+
+
+def encoded_summary(entry: Entry, site: Site, categories: list[str], aliases: Aliases,
+                    shared: dict[Filter, Filter]) -> Encoded:
+    """An entry's `Encoded` summary; its filters are `shared` objects, which the memo's pickle stores once."""
+    item = name_summary(entry, site)
+    raw = encode(item)
+    keys = tuple(shared.setdefault(key, key) for key in memberships(item, categories, aliases))
+    return raw, hashlib.blake2b(raw, digest_size=12).hexdigest(), keys
+
+
 def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Write the list pages for every filter, categories, status and the runtime's data file."""
     site, license_ = kb.site, license_of(kb.site)
-    summaries = [name_summary(e, site) for e in kb.entries]
-
-    filters = list_filters(kb, summaries)
-    # Each summary is encoded once and written into every list as is (an `orjson.Fragment`: the same bytes).
-    encoded = [encode(item) for item in summaries]
-    fragments = {item["slug"]: orjson.Fragment(raw) for item, raw in zip(summaries, encoded)}
+    memo = summaries_memo(kb)
+    make = partial(encoded_summary, site=site, categories=[c.slug for c in kb.categories], aliases=kb.aliases,
+                   shared={})
+    # Each summary is encoded once (or taken from the last build's) and written into every list as is (an
+    # `orjson.Fragment`: the same bytes).
+    found: list[Encoded] = [memo.get(kb.keys.get(e.slug), partial(make, e)) for e in kb.entries]
+    memo.save()
+    encoded = [raw for raw, _, _ in found]
+    fragments = [orjson.Fragment(raw) for raw in encoded]
+    filters = list_filters(kb, [keys for _, _, keys in found])
     # Each list page and category resource is a unit (`DistWriter.unit`) keyed by its list's size and the
     # summaries it shows: an edit that changes no summary renders none of them again.
-    digests = {item["slug"]: hashlib.blake2b(raw, digest_size=12).hexdigest() for item, raw in zip(summaries, encoded)}
+    digests = [digest for _, digest, _ in found]
 
-    def emit_page(key: Filter, matching: list[dict], offset: int) -> None:
+    def emit_page(key: Filter, matching: list[int], offset: int) -> None:
         query = dict(key)
         page = name_list(matching, filters=query, limit=DEFAULT_LIMIT, offset=offset, base_url=site.base_url,
                          license=license_)
-        page["items"] = [fragments[item["slug"]] for item in page["items"]]
+        page["items"] = [fragments[doc] for doc in page["items"]]
         writer.add_hashed(list_route(query, DEFAULT_LIMIT, offset), list_stem(key, offset), encode(page))
 
     for key, matching in filters.items():
         for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
             writer.unit(list_stem(key, offset), unit_key(str(len(matching)), *(
-                digests[item["slug"]] for item in matching[offset:offset + DEFAULT_LIMIT])),
+                digests[doc] for doc in matching[offset:offset + DEFAULT_LIMIT])),
                 partial(emit_page, key, matching, offset))
 
-    def emit_category(category: Category, names: list[dict]) -> None:
+    def emit_category(category: Category, names: list[int]) -> None:
         writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
-                          encode(category_resource(category, [fragments[n["slug"]] for n in names], site)))
+                          encode(category_resource(category, [fragments[doc] for doc in names], site)))
 
     items = []
     for category in kb.categories:
         names = filters[("category", category.slug),]
         items.append(category_summary(category, len(names), site))
-        writer.unit(f"api/categories/{category.slug}", unit_key(*(digests[n["slug"]] for n in names)),
+        writer.unit(f"api/categories/{category.slug}", unit_key(*(digests[doc] for doc in names)),
                     partial(emit_category, category, names))
     facet_counts = kb.facet_counts()
     writer.add_hashed("/api/categories", "api/categories",
@@ -124,9 +152,15 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "moods": [m.slug for m in kb.moods],
         "facets": {name: kb.facets.slugs(name) for name in FILTER_FACETS},
         "facetCounts": facet_counts,
-        "items": summaries,
+        "items": fragments,
         "lexicon": kb.lexicon,
         "bots": runtime_bots(kb.bots),
     }
-    writer.add_file(None, DATA_FILE, encode({**data, "items": list(fragments.values())}), "application/json")
-    writer.add_file(None, SUMMARY_PACK, summary_pack(data, encoded), "application/octet-stream")  # what the runtime maps
+    writer.add_file(None, DATA_FILE, encode(data), "application/json")
+    # What `filter_documents` finds in the data file, from the filters (an entry lists a value once).
+    vocabulary = {"category": data["categories"], "mood": data["moods"], **data["facets"]}
+    docs = {(name, value): filters.get(((name, value),), []) for name in LIST_FILTERS
+            for value in vocabulary.get(name, [])}
+    known = ([e.slug for e in kb.entries], [e.title for e in kb.entries], docs)
+    # What the runtime maps (as it would make it from the data file).
+    writer.add_file(None, SUMMARY_PACK, summary_pack(data, encoded, known=known), "application/octet-stream")

@@ -9,6 +9,7 @@ list membership.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from functools import cached_property, partial
 from typing import Any
@@ -148,6 +149,11 @@ class Browse:
         return cards
 
     @cached_property
+    def card_digests(self) -> dict[str, str]:
+        """A digest of each entry's card: what keys the list pages that show it."""
+        return {slug: hashlib.blake2b(card.encode(), digest_size=12).hexdigest() for slug, card in self.cards.items()}
+
+    @cached_property
     def by_letter(self) -> dict[str, list[Entry]]:
         """The entries by A–Z letter (`initial`), letters in order."""
         groups: dict[str, list[Entry]] = {}
@@ -206,7 +212,7 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     env = environment(kb.site)
     template = env.get_template("list.html")
     site = kb.site
-    cards = browse.cards
+    cards, digests = browse.cards, browse.card_digests
 
     def render(kind: Kind, page: ListPage, moods: list[dict[str, str]], number: int, rel: str) -> None:
         url = browse.url(kind.name, page.slug)
@@ -228,7 +234,7 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
             for number in range(1, count + 1):
                 rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
                 shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
-                writer.unit(rel, unit_key(str(len(page.entries)), *(cards[e.slug] for e in shown)),
+                writer.unit(rel, unit_key(str(len(page.entries)), *(digests[e.slug] for e in shown)),
                             partial(render, kind, page, moods, number, rel))
         overview = env.get_template("overview.html").render(
             site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=browse.tiles(kind.name),

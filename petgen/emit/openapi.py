@@ -197,7 +197,7 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
     example_category = None
     if kb.categories:
         category = kb.categories[0]
-        names = [name_summary(e, site) for e in kb.in_category(category.slug)][:2]
+        names = [name_summary(e, site) for e in kb.in_category(category.slug)[:2]]
         example_category = category_resource(category, names, site)
     category_slugs = [c.slug for c in kb.categories]
     mood_slugs = [m.slug for m in kb.moods]

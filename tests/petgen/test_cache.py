@@ -5,14 +5,18 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
 import petgen.content.kb
+import petgen.emit.api
 from petgen.build import cache as cache_module
+from petgen.build.distpack import SUMMARY_PACK, summary_pack
 from petgen.build.pipeline import build
 from petgen.cli.main import cli
 from petgen.content.problems import ContentError
+from petgen.emit.api import DATA_FILE
 from tests.conftest import BASE_URL, entry_text
 
 
@@ -230,3 +234,48 @@ def test_a_local_and_a_production_build_keep_their_pages(content: Path, tmp_path
     for base_url in (BASE_URL, "https://kosenamen.example", BASE_URL, "https://kosenamen.example"):
         build(content, tmp_path / "d", base_url=base_url, cache_dir=tmp_path / "c")
     assert len(rendered) == 12  # six pages for each base URL, once
+
+
+def _memo(cache: Path, name: str) -> Path:
+    found = list(cache.glob(f"entries-*/*/{name}.memo"))
+    assert len(found) == 1
+    return found[0]
+
+
+def test_summaries_are_kept_per_entry_file_and_made_again_only_for_changed_ones(
+        content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    original = petgen.emit.api.encoded_summary
+
+    def spy(entry, *args, **kwargs):  # type: ignore[no-untyped-def]
+        made.append(entry.slug)
+        return original(entry, *args, **kwargs)
+
+    monkeypatch.setattr(petgen.emit.api, "encoded_summary", spy)
+    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert len(made) == 6
+    made.clear()
+    path = content / "names" / "apfel.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("Ein verspielter", "Ein frischer"), encoding="utf-8")
+    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert made == ["apfel"]
+    made.clear()
+    build(content, tmp_path / "a", base_url="https://kosenamen.example", cache_dir=tmp_path / "c")
+    assert len(made) == 6  # another site: its summaries hold other URLs
+    build(content, tmp_path / "fresh", base_url="https://kosenamen.example")
+    assert _tree(tmp_path / "a") == _tree(tmp_path / "fresh")
+
+
+def test_a_damaged_memo_is_only_a_miss(content: Path, tmp_path: Path) -> None:
+    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    _memo(tmp_path / "c", "summaries").write_bytes(b"not a pickle")
+    build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    build(content, tmp_path / "fresh", base_url=BASE_URL)
+    assert _tree(tmp_path / "b") == _tree(tmp_path / "fresh")
+
+
+def test_the_summary_pack_is_the_one_the_runtime_would_make_from_the_data_file(dist: Path) -> None:
+    """The build writes `_data/summaries.pack` from the list filters it made anyway; the runtime makes it from
+    `_data/index.json` when it is missing: both must be the same bytes."""
+    data = orjson.loads((dist / DATA_FILE).read_bytes())
+    assert (dist / SUMMARY_PACK).read_bytes() == summary_pack(data)
