@@ -8,7 +8,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +48,7 @@ from petgen.emit.templating import keep_compiled_templates
 from petgen.search.index import Document
 
 MANIFEST_VERSION = 1
+WriterResult = tuple[Routes, dict[str, str], dict[str, Unit]]  # what a writer in a worker wrote, to `merge`
 INCREMENTAL_ENTRIES = 200  # an incremental build renders up to this many entries (or a tenth of them)
 
 
@@ -116,10 +117,21 @@ class Outputs:
         """Where the cache keeps the search index with what it was made of (petgen/search/update.py)."""
         return search_state_path(self.cache_dir, self.out_dir) if self.cache_dir is not None else None
 
-    def emit_rest(self, writer: DistWriter) -> None:
-        """The list pages, search index, site and discovery documents (while the entries are written)."""
-        emit_search_index(self.kb, writer, state=self.search_state)
+    def emit_rest(self, writer: DistWriter, searching: bool = False) -> None:
+        """The list pages, search index, site and discovery documents (while the entries are written); the
+        search index only if not `searching` elsewhere (`search_in`)."""
+        if not searching:
+            emit_search_index(self.kb, writer, state=self.search_state)
         self.emit_pages(writer)
+
+    def search_in(self, pool: Executor | None, writer: DistWriter) -> Future[WriterResult] | None:
+        """Have a worker of `pool` (the early workers, which parsed the entries and are about to write them)
+        build and write the search index, handed its documents, before it writes entries; None without a
+        pool. A 50,000-entry index costs seconds of CPU that would otherwise follow the list pages on this
+        process's critical path, while the workers' share of the writing is the lighter one."""
+        if pool is None:
+            return None
+        return pool.submit(_emit_search_task, writer.root, writer.context, documents(self.kb), self.search_state)
 
     def emit_pages(self, writer: DistWriter) -> None:
         """The JSON list pages, the discovery documents and the site."""
@@ -172,6 +184,14 @@ def _emit_search_forked() -> tuple[Routes, dict[str, str], dict[str, Unit], int]
     return writer.routes, writer.written, writer.units, writer.changed
 
 
+def _emit_search_task(root: Path, context: str, docs: list[Document],
+                      state: Path | None) -> WriterResult:
+    """`emit_search_index` in a worker, into the build's tree; the routes, files and unit go back to the build."""
+    writer = DistWriter(root, context=context)
+    emit_search_index(None, writer, docs, state=state)
+    return writer.routes, writer.written, writer.units
+
+
 def few_changed(keys: dict[str, str], state: BuildState) -> bool:
     """Whether few enough entries changed for an incremental build (it renders them in this process; a full
     build renders in parallel)."""
@@ -187,8 +207,11 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
     spare = spare_path(out_dir)
     try:
         writer = DistWriter(tmp, context=pages.context_key)
-        emit_entries(outputs.kb, writer, progress=progress, pages=pages, meanwhile=lambda: outputs.emit_rest(writer),
-                     pool=pool)
+        search = outputs.search_in(pool, writer)
+        emit_entries(outputs.kb, writer, progress=progress, pages=pages,
+                     meanwhile=lambda: outputs.emit_rest(writer, searching=search is not None), pool=pool)
+        if search is not None:
+            writer.merge(*search.result())
         outputs.emit_index_files(writer)
         swap_in(tmp, out_dir, keep=spare if state is not None else None)
     except BaseException:
