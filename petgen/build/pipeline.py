@@ -73,7 +73,8 @@ class BuildResult:
 
 def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, strict: bool = False,
           cache_dir: Path | None = None, progress: Callable[[int], None] | None = None,
-          runtime_origin: str | None = None, signed_proxies: bool = False) -> BuildResult:
+          runtime_origin: str | None = None, signed_proxies: bool = False,
+          workers: int | None = None) -> BuildResult:
     """Load, validate, emit everything into a tree that no runtime reads, then swap it in for `out_dir`.
 
     `cache_dir` holds parsed entries between builds (petgen/build/cache.py) and the state that lets the next
@@ -81,13 +82,16 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     `runtime_origin` (scheme://host[:port]) is where the CDN's `_redirects` send what only the runtime answers;
     `signed_proxies` has Netlify sign those requests (petgen/emit/redirects.py, SIGNING_SECRET_ENV).
     `progress`, if given, is called with counts of entries done: once while loading, once while writing.
+    `workers` caps the worker processes (None: one per core; 1: everything in this process; the output is the
+    same bytes either way).
     """
     started = time.perf_counter()
     keep_compiled_templates(cache_dir / "templates" if cache_dir is not None else None)
     state = load_state(cache_dir, out_dir)
-    with collector_paused(), early_workers(content_dir, full=state is None) as pool:
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    with collector_paused(), early_workers(content_dir, full=state is None, workers=workers) as pool:
         kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
-                                 cache_dir=cache_dir, pool=pool)
+                                 cache_dir=cache_dir, pool=pool, workers=workers)
         outputs = Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir)
         pages = PageRenderer(kb)
         keys = entry_keys(kb, pages) if cache_dir is not None else {}
@@ -97,7 +101,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
             if progress:
                 progress(len(kb.entries))
         else:
-            writer, changed = build_full(outputs, out_dir, pages, keys, state, progress, pool), None
+            writer, changed = build_full(outputs, out_dir, pages, keys, state, progress, pool, workers), None
     return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started, changed,
                        len(writer.units), writer.reused)
 
@@ -201,7 +205,7 @@ def few_changed(keys: dict[str, str], state: BuildState) -> bool:
 
 def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[str, str],
                state: BuildState | None, progress: Callable[[int], None] | None,
-               pool: Executor | None = None) -> DistWriter:
+               pool: Executor | None = None, workers: int | None = None) -> DistWriter:
     """Write every file into a fresh directory and swap it in; with a cache, keep the old tree as the spare."""
     tmp = new_build_dir(out_dir)
     spare = spare_path(out_dir)
@@ -209,7 +213,8 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
         writer = DistWriter(tmp, context=pages.context_key)
         search = outputs.search_in(pool, writer)
         emit_entries(outputs.kb, writer, progress=progress, pages=pages,
-                     meanwhile=lambda: outputs.emit_rest(writer, searching=search is not None), pool=pool)
+                     meanwhile=lambda: outputs.emit_rest(writer, searching=search is not None), pool=pool,
+                     workers=workers)
         if search is not None:
             writer.merge(*search.result())
         outputs.emit_index_files(writer)
@@ -259,12 +264,11 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
 
 
 @contextmanager
-def early_workers(content_dir: Path, *, full: bool) -> Iterator[Executor | None]:
+def early_workers(content_dir: Path, *, full: bool, workers: int) -> Iterator[Executor | None]:
     """The worker processes that parse and write the entries of a full build of many entries, forked first,
     while this process holds little more than its code: forked later, each would share the loaded build's
     heap and copy it page by page as it ran (time in page faults, memory counted again). None when the build
     is likely incremental (it renders in this process), small, or cannot fork: the stages start their own."""
-    workers = os.cpu_count() or 1
     if not full or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return

@@ -219,9 +219,9 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
 
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
                         progress: Progress | None = None, cache_dir: Path | None = None,
-                        pool: Executor | None = None) -> KnowledgeBase:
+                        pool: Executor | None = None, workers: int | None = None) -> KnowledgeBase:
     """Load and validate everything; raise ContentError listing every problem, or return the knowledge base.
-    `pool`: worker processes to parse in (`load_entries`)."""
+    `pool`: worker processes to parse in, `workers` how many at most (`load_entries`)."""
     problems = Problems()
     if not content_dir.is_dir():
         problems.add(str(content_dir), 1, "content directory not found", "pass --content DIR")
@@ -230,7 +230,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     moods = load_moods(content_dir, problems)
     categories = load_categories(content_dir, moods, problems)
     facets = load_facets(content_dir, problems)
-    loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool)
+    loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool, workers=workers)
     entries = loaded.entries
     lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
     bots = load_bots(content_dir, problems)
