@@ -8,7 +8,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +47,7 @@ from petgen.emit.templating import keep_compiled_templates
 from petgen.search.index import Document
 
 MANIFEST_VERSION = 1
+WriterResult = tuple[Routes, dict[str, str], dict[str, Unit]]  # what a writer in a worker wrote, to `merge`
 INCREMENTAL_ENTRIES = 200  # an incremental build renders up to this many entries (or a tenth of them)
 
 
@@ -71,7 +72,8 @@ class BuildResult:
 
 def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, strict: bool = False,
           cache_dir: Path | None = None, progress: Callable[[int], None] | None = None,
-          runtime_origin: str | None = None, signed_proxies: bool = False) -> BuildResult:
+          runtime_origin: str | None = None, signed_proxies: bool = False,
+          workers: int | None = None) -> BuildResult:
     """Load, validate, emit everything into a tree that no runtime reads, then swap it in for `out_dir`.
 
     `cache_dir` holds parsed entries between builds (petgen/build/cache.py) and the state that lets the next
@@ -79,13 +81,16 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     `runtime_origin` (scheme://host[:port]) is where the CDN's `_redirects` send what only the runtime answers;
     `signed_proxies` has Netlify sign those requests (petgen/emit/redirects.py, SIGNING_SECRET_ENV).
     `progress`, if given, is called with counts of entries done: once while loading, once while writing.
+    `workers` caps the worker processes (None: one per core; 1: everything in this process; the output is the
+    same bytes either way).
     """
     started = time.perf_counter()
     keep_compiled_templates(cache_dir / "templates" if cache_dir is not None else None)
     state = load_state(cache_dir, out_dir)
-    with collector_paused(), early_workers(content_dir, full=state is None) as pool:
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    with collector_paused(), early_workers(content_dir, full=state is None, workers=workers) as pool:
         kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
-                                 cache_dir=cache_dir, pool=pool)
+                                 cache_dir=cache_dir, pool=pool, workers=workers)
         outputs = Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir)
         pages = PageRenderer(kb)
         keys = entry_keys(kb, pages) if cache_dir is not None else {}
@@ -95,7 +100,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
             if progress:
                 progress(len(kb.entries))
         else:
-            writer, changed = build_full(outputs, out_dir, pages, keys, state, progress, pool), None
+            writer, changed = build_full(outputs, out_dir, pages, keys, state, progress, pool, workers), None
     return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started, changed,
                        len(writer.units), writer.reused)
 
@@ -115,10 +120,21 @@ class Outputs:
         """Where the cache keeps the search index with what it was made of (petgen/search/update.py)."""
         return search_state_path(self.cache_dir, self.out_dir) if self.cache_dir is not None else None
 
-    def emit_rest(self, writer: DistWriter) -> None:
-        """The list pages, search index, site and discovery documents (while the entries are written)."""
-        emit_search_index(self.kb, writer, state=self.search_state)
+    def emit_rest(self, writer: DistWriter, searching: bool = False) -> None:
+        """The list pages, search index, site and discovery documents (while the entries are written); the
+        search index only if not `searching` elsewhere (`search_in`)."""
+        if not searching:
+            emit_search_index(self.kb, writer, state=self.search_state)
         self.emit_pages(writer)
+
+    def search_in(self, pool: Executor | None, writer: DistWriter) -> Future[WriterResult] | None:
+        """Have a worker of `pool` (the early workers, which parsed the entries and are about to write them)
+        build and write the search index, handed its documents, before it writes entries; None without a
+        pool. A 50,000-entry index costs seconds of CPU that would otherwise follow the list pages on this
+        process's critical path, while the workers' share of the writing is the lighter one."""
+        if pool is None:
+            return None
+        return pool.submit(_emit_search_task, writer.root, writer.context, documents(self.kb), self.search_state)
 
     def emit_pages(self, writer: DistWriter) -> None:
         """The JSON list pages, the discovery documents and the site."""
@@ -169,6 +185,14 @@ def _emit_search_forked() -> tuple[Routes, dict[str, str], dict[str, Unit], int]
     return writer.routes, writer.written, writer.units, writer.changed
 
 
+def _emit_search_task(root: Path, context: str, docs: list[Document],
+                      state: Path | None) -> WriterResult:
+    """`emit_search_index` in a worker, into the build's tree; the routes, files and unit go back to the build."""
+    writer = DistWriter(root, context=context)
+    emit_search_index(None, writer, docs, state=state)
+    return writer.routes, writer.written, writer.units
+
+
 def few_changed(keys: dict[str, str], state: BuildState) -> bool:
     """Whether few enough entries changed for an incremental build (it renders them in this process; a full
     build renders in parallel)."""
@@ -178,14 +202,18 @@ def few_changed(keys: dict[str, str], state: BuildState) -> bool:
 
 def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[str, str],
                state: BuildState | None, progress: Callable[[int], None] | None,
-               pool: Executor | None = None) -> DistWriter:
+               pool: Executor | None = None, workers: int | None = None) -> DistWriter:
     """Write every file into a fresh directory and swap it in; with a cache, keep the old tree as the spare."""
     tmp = new_build_dir(out_dir)
     spare = spare_path(out_dir)
     try:
         writer = DistWriter(tmp, context=pages.context_key)
-        emit_entries(outputs.kb, writer, progress=progress, pages=pages, meanwhile=lambda: outputs.emit_rest(writer),
-                     pool=pool)
+        search = outputs.search_in(pool, writer)
+        emit_entries(outputs.kb, writer, progress=progress, pages=pages,
+                     meanwhile=lambda: outputs.emit_rest(writer, searching=search is not None), pool=pool,
+                     workers=workers)
+        if search is not None:
+            writer.merge(*search.result())
         outputs.emit_index_files(writer)
         swap_in(tmp, out_dir, keep=spare if state is not None else None)
     except BaseException:
@@ -233,12 +261,11 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
 
 
 @contextmanager
-def early_workers(content_dir: Path, *, full: bool) -> Iterator[Executor | None]:
+def early_workers(content_dir: Path, *, full: bool, workers: int) -> Iterator[Executor | None]:
     """The worker processes that parse and write the entries of a full build of many entries, forked first,
     while this process holds little more than its code: forked later, each would share the loaded build's
     heap and copy it page by page as it ran (time in page faults, memory counted again). None when the build
     is likely incremental (it renders in this process), small, or cannot fork: the stages start their own."""
-    workers = os.cpu_count() or 1
     if not full or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return

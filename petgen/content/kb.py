@@ -7,7 +7,7 @@ import os
 import pickle
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -151,6 +151,12 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     now = time.time_ns()
     digest = hashlib.blake2b(digest_size=16)
     keys, results, missing = [], {}, []
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    # With a pool (forked early, so there are many files), each chunk of files to parse is handed to it as
+    # soon as it is read: the workers parse the first chunks while this process reads the rest.
+    size = chunk_size(len(files))
+    submitted: list[Future[bytes]] = []
+    sent = 0
     for path in files:
         # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share
         # one cache instead of missing (and pruning) each other's entries.
@@ -172,17 +178,21 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         keys.append(key)
         if found is None:
             missing.append((key, str(path), raw))
+            if pool is not None and workers > 1 and len(missing) - sent >= size:
+                submitted.append(pool.submit(_parse_chunk, missing[sent:]))
+                sent = len(missing)
         else:
             results[key] = _as_read_from(found, str(path))
     if progress and cache.hits:
         progress(cache.hits)
-    workers = workers if workers is not None else (os.cpu_count() or 1)
-    if workers > 1 and len(missing) >= PARALLEL_THRESHOLD:
-        size = chunk_size(len(missing))
-        chunks = [missing[i:i + size] for i in range(0, len(missing), size)]
+    if submitted or (workers > 1 and len(missing) >= PARALLEL_THRESHOLD):
+        rest = missing[sent:]
+        size = size if submitted else chunk_size(len(missing))
+        chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
         with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=workers) as executor:
-            for blob in executor.map(_parse_chunk, chunks):
-                records = cache.add_chunk(blob)
+            submitted += [executor.submit(_parse_chunk, chunk) for chunk in chunks]
+            for future in submitted:
+                records = cache.add_chunk(future.result())
                 for key, entry, entry_problems in records:
                     results[key] = (entry, entry_problems)
                 if progress:
@@ -209,9 +219,9 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
 
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
                         progress: Progress | None = None, cache_dir: Path | None = None,
-                        pool: Executor | None = None) -> KnowledgeBase:
+                        pool: Executor | None = None, workers: int | None = None) -> KnowledgeBase:
     """Load and validate everything; raise ContentError listing every problem, or return the knowledge base.
-    `pool`: worker processes to parse in (`load_entries`)."""
+    `pool`: worker processes to parse in, `workers` how many at most (`load_entries`)."""
     problems = Problems()
     if not content_dir.is_dir():
         problems.add(str(content_dir), 1, "content directory not found", "pass --content DIR")
@@ -220,7 +230,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     moods = load_moods(content_dir, problems)
     categories = load_categories(content_dir, moods, problems)
     facets = load_facets(content_dir, problems)
-    loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool)
+    loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool, workers=workers)
     entries = loaded.entries
     lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
     bots = load_bots(content_dir, problems)

@@ -49,7 +49,7 @@ def search_key(found: list[bytes]) -> str:
     return hashlib.blake2b(b"".join(found), digest_size=16).hexdigest()
 
 
-def emit_search_index(kb: KnowledgeBase, writer: DistWriter, docs: list[Document] | None = None,
+def emit_search_index(kb: KnowledgeBase | None, writer: DistWriter, docs: list[Document] | None = None,
                       found: list[bytes] | None = None, state: Path | None = None,
                       updated: update.IndexState | None = None) -> None:
     """Index every entry's title, variants, keywords and meaning (`docs`, if made already, with their
@@ -59,7 +59,9 @@ def emit_search_index(kb: KnowledgeBase, writer: DistWriter, docs: list[Document
     (the usage, the examples, a category) builds no index. With a `state` file (in the build cache), an index
     that has to be built is updated from the last one, entry by entry (petgen/search/update.py), unless it
     is `updated` already (`updated_state`)."""
-    docs = docs if docs is not None else documents(kb)
+    if docs is None:
+        assert kb is not None, "documents or the knowledge base they are made from"
+        docs = documents(kb)
     found = found if found is not None else digests(docs)
     writer.unit(SEARCH_UNIT, search_key(found), lambda: _emit_index(docs, found, writer, state, updated))
 

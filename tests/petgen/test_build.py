@@ -10,8 +10,11 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
 from petgen.build.pipeline import build
+from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
+from petgen.content.synthetic import write_corpus
+from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.contract.schemas import schema_for
-from tests.conftest import BASE_URL, write_site
+from tests.conftest import BASE_URL, REPO, write_site
 
 
 def load(dist: Path, route: str) -> dict:
@@ -59,6 +62,22 @@ def test_same_content_gives_byte_identical_dist(content: Path, tmp_path: Path) -
     (content / "names" / "apfel.md").touch()  # a newer mtime must not matter
     build(content, tmp_path / "two")
     assert digest(tmp_path / "one") == digest(tmp_path / "two")
+
+
+def test_workers_and_one_process_give_the_same_dist(tmp_path: Path) -> None:
+    """Above the thresholds for worker processes, a full build parses in workers forked first (fed chunk by
+    chunk while the files are read), has one of them build the search index while the others write entries
+    and this process the list pages: the same bytes as a build that does everything in one process."""
+    def digest(root: Path) -> dict[str, str]:
+        return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(root.rglob("*")) if p.is_file()}
+
+    content = write_corpus(tmp_path / "content", max(PARSE_THRESHOLD, EMIT_THRESHOLD) + 100,
+                           taxonomy_from=REPO / "content")
+    alone = build(content, tmp_path / "alone" / "dist", workers=1)
+    parallel = build(content, tmp_path / "parallel" / "dist", workers=2)
+    assert alone.files == parallel.files > 2 * EMIT_THRESHOLD
+    assert digest(tmp_path / "alone" / "dist") == digest(tmp_path / "parallel" / "dist")
 
 
 def test_hashed_file_names_carry_the_etag(dist: Path) -> None:
