@@ -69,13 +69,17 @@ class Dist:
         found = self._masks.get(key)
         if found is None:
             if kind == "letter":  # the A–Z letter of the title, as the /a-z/ pages group them
-                found = np.fromiter((initial(title) == value for title in self.items.titles()), dtype=bool,
-                                    count=len(self.items))
+                found = self._initials == value
             else:
                 found = np.zeros(len(self.items), dtype=bool)
                 found[self.items.with_value(kind, value)] = True  # the summaries' filter index (builds/summaries.py)
             self._masks[key] = found
         return found
+
+    @cached_property
+    def _initials(self) -> np.ndarray:
+        """Every title's A–Z letter, computed once for all the letters a question may ask for."""
+        return np.array([initial(title) for title in self.items.titles()], dtype="<U1")
 
     @cached_property
     def _masks(self) -> dict[tuple[str, str], np.ndarray]:
