@@ -130,7 +130,7 @@ def meta(request: AskRequest, dist: Dist, found: Answer) -> dict[str, Any]:
         "understood": found.meaning.summary(), "ignored": found.meaning.ignored, "relaxed": found.relaxed,
     }
     if not found.hits:
-        data["hint"] = EMPTY_HINT
+        data["hint"] = found.hint or EMPTY_HINT
         data["did_you_mean"] = [hit.title for hit in found.suggestions]
     return {**data, **license_of(dist.site)}
 

@@ -36,6 +36,7 @@ from petgen.content.text import initial
 from petgen.search.index import analyze, stems, words
 from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted
 from petgen.search.stored import HEAD, Posting
+from runtime import equivalents
 from runtime.builds.dist import Dist
 
 FLOOR = 0.4  # no answer scores below this
@@ -92,6 +93,7 @@ class Understanding:
     soft: set[str] = field(default_factory=set)  # intents that only boost (from an entry's title)
     define: str | None = None  # the name asked about in "what does X mean", as written
     define_key: str = ""  # … folded, as titles are looked up
+    equivalents: str | None = None  # the name asked for in another language ("Schatz auf Englisch"), as written
     ignored: list[str] = field(default_factory=list)
     joined: set[int] = field(default_factory=set)  # word groups that form a union with the group before them
 
@@ -120,6 +122,8 @@ class Understanding:
         found: dict[str, Any] = {k: v[0] if len(v) == 1 else list(v) for k, v in self.intents.items()}
         if self.define is not None:
             found["define"] = self.define
+        if self.equivalents is not None:
+            found["equivalents"] = self.equivalents
         searched = [g[0] for g in self.words if g[0] not in self.ignored]
         if searched:
             found["words"] = searched
@@ -267,6 +271,7 @@ class Answer:
     hits: list[Hit]
     relaxed: list[str] = field(default_factory=list)
     suggestions: list[Hit] = field(default_factory=list)
+    hint: str | None = None  # why the result is empty, when the general hint would not say
 
 
 def satisfaction(kind: str, values: list[str], dist: Dist) -> np.ndarray:
@@ -294,6 +299,11 @@ def _classic(dist: Dist) -> tuple[np.ndarray, Posting]:
 
 def answer(question: str, dist: Dist, limit: int) -> Answer:
     """Understand the question and rank entries for it."""
+    wanted = equivalents.read(question, dist)
+    if wanted is not None:  # "Schatz auf Englisch": the entries in that language that correspond to it
+        meaning = Understanding(intents={"language": [wanted.language]}, equivalents=wanted.written)
+        hits = equivalents.rank(wanted, dist, limit, FLOOR)
+        return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
     index = dist.search
     prefix_ok = meaning.define is None

@@ -162,6 +162,8 @@ DEFS["AskUnderstood"] = _object({
     "letter": {"type": "string", "pattern": "^[a-z]$",
                "description": "the A–Z letter the names start with (umlauts as base letters, as on /a-z/)"},
     "define": {**TEXT, "description": "the name asked about (\"Was bedeutet X?\"), folded"},
+    "equivalents": {**TEXT, "description": "the name asked for in the `language` understood (\"Schatz auf "
+                    "Englisch\"), as written: the result is that language's corresponding names"},
     "words": {"type": "array", "items": TEXT, "description": "the words searched for (folded, first of each group)"},
 }, [], description="What the question was read as; only what was found is present.")
 DEFS["AskMeta"] = _object({

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 import pytest
 from jsonschema import Draft202012Validator
 from starlette.testclient import TestClient
@@ -12,6 +14,7 @@ from starlette.testclient import TestClient
 from petgen.build.pipeline import build
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
+from petgen.search.index import words
 from petgen.search.query import SearchIndex
 from runtime.builds.dist import Dist
 from runtime.understanding import FLOOR, Ranking, answer, understand
@@ -219,6 +222,81 @@ def test_search_offers_did_you_mean(make_client, dist: Dist) -> None:  # type: i
     body = client.get("/api/search", params={"q": "Zuckerschnxxkke"}).json()  # three edits: no typo match
     assert body["items"] == [] and body["suggestions"][0]["title"] == "Zuckerschnecke"
     assert all(0 < item["score"] <= 1 for item in client.get("/api/search", params={"q": "ma"}).json()["items"])
+
+
+def _entry(dist: Dist, doc: int) -> dict[str, Any]:
+    return orjson.loads(dist.routes[f"/api/names/{dist.items[doc]['slug']}"].body)
+
+
+@pytest.mark.parametrize("template, target", [
+    ("{} auf Englisch", "englisch"), ("Was heißt {} auf Englisch?", "englisch"),
+    ("How do you say {} in English?", "englisch"), ("das italienische Wort für {}", "italienisch"),
+    ("Wie sagt man {} auf Türkisch?", "tuerkisch"), ("the Polish word for {}", "polnisch"),
+])
+def test_a_name_in_another_language_is_answered_with_its_equivalents(dist: Dist, template: str, target: str) -> None:
+    """For every German entry that lists a name in the target language as related, asking for it in that language
+    answers with names in that language only, that related name among them, each tied to the source."""
+    asked = 0
+    for doc in range(len(dist.items)):
+        summary = dist.items[doc]
+        if summary["language"] != "deutsch":
+            continue
+        entry = _entry(dist, doc)
+        related = [s for s in entry["related"] if f"/api/names/{s}" in dist.routes
+                   and orjson.loads(dist.routes[f"/api/names/{s}"].body)["language"] == target]
+        if not related:
+            continue
+        asked += 1
+        found = answer(template.format(summary["title"]), dist, 20)
+        assert found.meaning.summary() == {"language": target, "equivalents": summary["title"]}
+        slugs = [h.slug for h in found.hits]
+        assert set(related) <= set(slugs), (summary["title"], related, slugs)
+        keywords = {" ".join(words(k)) for k in entry["keywords"]}
+        mentioning = set(dist.search.group([" ".join(words(summary["title"]))], prefix=False)[0].tolist())
+        for hit in found.hits:
+            other = _entry(dist, hit.doc)
+            assert other["language"] == target and FLOOR <= hit.score <= 1
+            assert (hit.slug in entry["related"] or summary["slug"] in other["related"]
+                    or " ".join(words(other["title"])) in keywords
+                    or hit.doc in mentioning), hit.slug  # its text names the source (as the engine matches)
+    assert asked >= (3 if target in ("englisch", "italienisch", "tuerkisch") else 1), target
+
+
+def test_equivalents_from_keywords_and_the_other_way(dist: Dist) -> None:
+    schatz = _entry(dist, dist.docs_by_title["schatz"][0])
+    english = {" ".join(words(k)) for k in schatz["keywords"]} & set(dist.title_words)
+    english = {t for t in english if any(dist.items[d]["language"] == "englisch" for d in dist.docs_by_title[t])}
+    assert english  # Schatz's keywords name English entries (honey, darling, sweetheart)
+    titles = {" ".join(words(h.title)) for h in answer("Schatz in English", dist, 20).hits}
+    assert english <= titles
+    # the source in the language asked for comes first; a word the lexicon translates into a title is a source
+    assert answer("Honey in English", dist, 5).hits[0].title == "Honey"
+    back = answer("treasure in German", dist, 5)
+    assert back.meaning.equivalents == "treasure" and back.hits[0].title == "Schatz"
+    assert all(dist.items[h.doc]["language"] == "deutsch" for h in answer("the German word for sweetheart", dist, 20).hits)
+
+
+def test_equivalents_that_do_not_exist_and_list_questions(make_client, dist: Dist) -> None:  # type: ignore[no-untyped-def]
+    """A language with no counterpart of the name: an empty result whose hint names both (some language of the
+    knowledge base has none for Spatzl, a Bavarian word)."""
+    client: TestClient = make_client(dist.root, rate_limit=0)
+    empty = 0
+    for language in dist.facets["language"]:
+        if language == "deutsch":
+            continue
+        body = client.post("/ask", json={"query": f"Spatzl auf {language.capitalize()}"}).json()
+        assert list(ASK.iter_errors(body)) == []
+        meta = body["_meta"]
+        assert meta["understood"] == {"language": language, "equivalents": "Spatzl"}, language
+        assert all(item["slug"] != "spatzl" for item in body["result"])
+        if not body["result"]:
+            empty += 1
+            assert "Spatzl" in meta["hint"] and language in meta["hint"]
+    assert empty
+    listed = answer("süße Kosenamen auf Englisch", dist, 5)
+    assert listed.meaning.equivalents is None and listed.meaning.intents["language"] == ["englisch"]
+    assert answer("Kosenamen auf Englisch", dist, 5).meaning.equivalents is None
+    assert answer("Was bedeutet Spatzl?", dist, 5).meaning.equivalents is None
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,166 @@
+"""Equivalents in another language: "Schatz auf Englisch", "the German word for sweetheart", "Wie sagt man Hase
+auf Türkisch?".
+
+A question that names an entry (the source) and asks for it in a language is answered with the entries in that
+language that correspond to it, each scored by the strongest of these signs (0..1), plus `BOTH` for each further
+sign:
+- one lists the other as related (`related`): `RELATED`;
+- its title is one of the source's keywords (Schatz: treasure, darling, sweetheart, honey → Darling, Sweetheart,
+  Honey): `KEYWORD`;
+- its own text names the source (its keywords, meaning or usage), by the search engine's confidence × `MENTION`.
+When the source itself is in the language asked for ("Süße auf Deutsch"), it comes first with 1.0. A source the
+knowledge base has no equivalent of in that language (none scoring at least /ask's confidence floor) gets an empty result and a hint naming the language.
+`_meta.understood` says `equivalents` (the source's title, as written) and `language`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import orjson
+
+from petgen.content.lexicon import Lexicon
+from petgen.search.index import stems, words
+from petgen.search.query import Hit
+from runtime.builds.dist import Dist
+
+RELATED = 0.9
+KEYWORD = 0.85
+MENTION = 0.75
+BOTH = 0.05
+MAX_SOURCE_WORDS = 3
+
+_LANG = r"[\"'„“]?(?P<lang>[^\W\d_]+)[\"'“”]?"
+_X = r"[\"'„“‚]?(?P<x>[^\"'„“”‚‘]+?)[\"'“”‘]?"
+_END = r"\s*[?!.…]*\s*$"
+PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
+    # "Was heißt Schatz auf Englisch?", "Wie sagt man Hase auf Türkisch?", "Wie übersetzt man Schatz ins Englische?"
+    rf"^(?:und\s+)?(?:was|wie)\s+(?:hei(?:ß|ss)t|sagt\s+man(?:\s+zu)?|sage\s+ich(?:\s+zu)?|nennt\s+man|übersetzt\s+man)\s+"
+    rf"{_X}\s+(?:auf|in|im|ins)\s+{_LANG}{_END}",
+    # "How do you say Schatz in English?", "What is Schatz in English?", "translate Schatz into English"
+    rf"^(?:how\s+(?:do\s+(?:you|i|we)|would\s+you|to|can\s+i|does\s+one)\s+say|what(?:'s|\s+is)|translate)\s+"
+    rf"{_X}\s+in(?:to)?\s+{_LANG}{_END}",
+    # "Schatz auf Englisch", "sweetheart in German?", "Hase ins Türkische"
+    rf"^{_X}\s+(?:auf|in|im|ins|into)\s+{_LANG}{_END}",
+    # "the English word for Schatz", "English for Schatz", "the German equivalent of darling"
+    rf"^(?:what(?:'s|\s+is)\s+)?(?:the\s+|an?\s+)?{_LANG}\s+(?:(?:word|term|name|pet\s+name|equivalent|version|"
+    rf"translation)\s+(?:for|of)|for)\s+{_X}{_END}",
+    # "das englische Wort für Schatz", "englischer Kosename für Schatz", "deutsche Entsprechung von Honey"
+    rf"(?:^|\s){_LANG}\s+(?:wort|begriff|kosename|ausdruck|entsprechung|übersetzung|pendant|gegenstück)\s+"
+    rf"(?:für|zu|von)\s+{_X}{_END}",
+    # "Übersetzung von Schatz ins Englische", "translation of Schatz into English"
+    rf"(?:übersetzung|translation)\s+(?:von|of|für|for)\s+{_X}\s+(?:ins|in|into|auf)\s+{_LANG}{_END}",
+)]
+# Words around the name that do not belong to it: "mein Schatz", "das Wort Schatz", "the name Honey".
+_AROUND = frozenset({"mein", "meine", "meinen", "my", "das", "der", "die", "den", "the", "a", "an", "wort", "word",
+                     "kosename", "kosenamen", "name", "spitzname", "nickname", "pet", "begriff", "term"})
+
+_LISTS = frozenset({"kosenamen", "spitznamen", "namen", "names", "nicknames", "woerter", "worter", "words"})
+
+
+@dataclass(frozen=True)
+class Request:
+    written: str  # the source as the question wrote it
+    docs: tuple[int, ...]  # the entries titled so (folded), the first is the source
+    language: str  # the language facet value asked for
+
+
+def _languages(lexicon: Lexicon) -> dict[str, str]:
+    """The lexicon's one-word language phrases and their German stems -> the language facet value (cached)."""
+    found = getattr(lexicon, "_languages", None)
+    if found is None:
+        found = {}
+        for phrase, actions in lexicon.phrases.items():
+            for kind, value in actions:
+                if kind == "language" and len(phrase) == 1:
+                    for word in (phrase[0], *stems(phrase[0])):
+                        found.setdefault(word, value)
+        object.__setattr__(lexicon, "_languages", found)
+    return found
+
+
+def language_of(word: str, lexicon: Lexicon) -> str | None:
+    """The language a word names ("Englisch", "English", "ins Englische", "englisches"), or None."""
+    folded = words(word)
+    if len(folded) != 1:
+        return None
+    table = _languages(lexicon)
+    return next((table[w] for w in (folded[0], *stems(folded[0])) if w in table), None)
+
+
+def read(question: str, dist: Dist) -> Request | None:
+    """The source and language of a question asking for a name in another language, or None. The source must be
+    an entry's title (folded), or a phrase the lexicon translates into one ("treasure" → Schatz)."""
+    for pattern in PATTERNS:
+        match = pattern.search(question)
+        if match is None:
+            continue
+        language = language_of(match.group("lang"), dist.lexicon_index)
+        if language is None:
+            continue
+        written = match.group("x").strip(" ,;:")
+        key_words = [w for w in words(written) if w not in _AROUND]
+        if _LISTS.intersection(words(written)):  # "süße Kosenamen auf Englisch" asks for a list
+            return None
+        if not key_words or len(key_words) > MAX_SOURCE_WORDS:
+            continue
+        key = " ".join(key_words)
+        docs = dist.docs_by_title.get(key)
+        if docs is None:
+            for kind, value in dist.lexicon_index.phrases.get(tuple(key_words), []):
+                if kind == "translate" and " ".join(words(value)) in dist.docs_by_title:
+                    docs = dist.docs_by_title[" ".join(words(value))]
+                    break
+        if docs:
+            return Request(written, tuple(docs), language)
+    return None
+
+
+def _docs_of_slug(dist: Dist, slug: str) -> list[int]:
+    """The document of a slug, through its entry's title (the runtime keeps no slug → document table)."""
+    route = f"/api/names/{slug}"
+    if route not in dist.routes:
+        return []
+    title = orjson.loads(dist.routes[route].body).get("title", "")
+    return [d for d in dist.docs_by_title.get(" ".join(words(title)), []) if dist.items.slug_list[d] == slug]
+
+
+def rank(request: Request, dist: Dist, limit: int, floor: float) -> list[Hit]:
+    """The entries in the language asked for that correspond to the source, best first (module docstring)."""
+    index, source = dist.search, request.docs[0]
+    summary = dist.items[source]
+    route = f"/api/names/{summary['slug']}"
+    entry = orjson.loads(dist.routes[route].body) if route in dist.routes else {}
+    in_language = dist.mask("language", request.language)
+    signs: dict[int, list[float]] = {}
+
+    def add(docs: np.ndarray | list[int], value: float | np.ndarray) -> None:
+        values = np.broadcast_to(np.asarray(value, dtype=np.float64), (len(docs),))
+        for doc, v in zip(np.asarray(docs, dtype=np.int64).tolist(), values.tolist()):
+            if in_language[doc] and doc not in request.docs and v > 0:
+                signs.setdefault(doc, []).append(v)
+
+    for slug in entry.get("related", []):
+        add(_docs_of_slug(dist, slug), RELATED)
+    for keyword in entry.get("keywords", []):
+        add(dist.docs_by_title.get(" ".join(words(keyword)), []), KEYWORD)
+    title_words = words(summary["title"])
+    if title_words:  # the entries whose own text names the source (keywords first: "Schatz" in Honey's)
+        docs, conf = index.group([" ".join(title_words)] if len(title_words) > 1 else title_words, prefix=False)
+        add(docs, conf * MENTION)
+    if in_language[source]:
+        signs = {source: [1.0], **signs}
+    if not signs:
+        return []
+    docs = np.fromiter(signs, dtype=np.int32, count=len(signs))
+    scores = np.array([min(1.0, max(v) + BOTH * (len(v) - 1)) for v in signs.values()])
+    confident = scores >= floor
+    return index.ranked(docs[confident], scores[confident], limit)
+
+
+def none_hint(request: Request, dist: Dist) -> str:
+    title = dist.items.title_list[request.docs[0]]
+    return (f"the knowledge base has no {request.language} equivalent of {title}; its keywords and related names "
+            "are on its page; or ask for names in that language alone ('Kosenamen auf Englisch')")
