@@ -17,7 +17,7 @@ intent, like `Blume` with the category natur or `Bruder` with the relationship f
 gender, a name for anyone counts 0.75), times 0.95, plus 0.05 if the name is a classic. Intents
 filter: only entries that satisfy all of them are answered. When fewer than `limit` entries above
 the confidence floor (`FLOOR`) would be left, filters are relaxed one at a time in `RELAX_ORDER`
-(mood, category, language, region, gender, relationship, letter); a relaxed intent still counts in the
+(length, mood, category, language, region, gender, relationship, letter); a relaxed intent still counts in the
 score, and `_meta.relaxed` names it. Entries below the floor are never answered: a question the
 knowledge base cannot answer confidently gets an empty result and a hint.
 """
@@ -47,7 +47,7 @@ TOPIC_WEIGHT = 0.5
 ANYONE = 0.75  # a name for anyone, when a gender was asked for
 CLASSIC_SHARE = 0.05
 FACETS = ("relationship", "gender", "region", "language")
-RELAX_ORDER = ("mood", "category", "language", "region", "gender", "relationship", "letter")
+RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "relationship", "letter")
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
 MAX_PHRASE = 4
@@ -74,6 +74,16 @@ LETTER = [re.compile(p, re.IGNORECASE) for p in (
     r"(?:\s+(?:anfangen|anfängt|beginnen|beginnt|starten|startet)\b)?",
     r"\b(?:letter|anfangsbuchstaben?|buchstaben?)\s+[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)",
 )]
+# "kurze Kosenamen", "short pet names", "Spitznamen, die kurz sind", "einsilbige Namen": how long the names are
+# (petgen.content.text.length_class), when the word describes names: before a name word (up to two words
+# between), or after one with "die … sind"/"that are" between; a syllable count needs no name word.
+LENGTHS = {"kurz": frozenset({"kurz", "kurze", "kurzer", "kurzes", "kurzen", "knapp", "knappe", "knapper", "knappen",
+                              "short", "shorter", "brief"}),
+           "lang": frozenset({"lang", "lange", "langer", "langes", "langen", "langere", "langeren", "long", "longer"})}
+SYLLABLES = {"einsilbig": "einsilbig", "einsilbige": "einsilbig", "einsilbiger": "einsilbig",
+             "einsilbigen": "einsilbig", "monosyllabic": "einsilbig"}
+_RELATIVE = frozenset({"die", "der", "das", "that", "which", "are", "is", "sind", "ist", "moglichst", "sehr", "very",
+                       "rather", "eher", "ziemlich", "recht", "nicht", "zu"})
 _TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
 _NOISE = {"der", "die", "das", "kosename", "kosenamen", "name", "the", "pet", "nickname"}
 _NAMES = {"kosename", "kosenamen", "name", "namen", "names", "spitzname", "spitznamen", "nickname", "nicknames", "pet"}
@@ -189,6 +199,11 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
             question = question[:match.start()] + " " + question[match.end():]
             break
     tokens = words(question)
+    length = _length(tokens)
+    if length is not None:
+        at, value = length
+        result.add_intent("length", value)
+        tokens = [t for i, t in enumerate(tokens) if i not in at]
     quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY and tokens[i + 1] in _NAMES]
     if quality:  # "ein schöner Kosename für meine Mama": read without "schöner" when the rest asks for something
         rest = _read([t for i, t in enumerate(tokens) if i not in quality], lexicon, titles, aliases,
@@ -198,6 +213,24 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                 rest.ignore(tokens[i])
             return rest
     return _read(tokens, lexicon, titles, aliases, result)
+
+
+def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
+    """The positions and value of the words asking for short or long names (see LENGTHS), if any."""
+    names = [i for i, t in enumerate(tokens) if t in _NAMES]
+    for i, token in enumerate(tokens):
+        if token in SYLLABLES:
+            return (i,), SYLLABLES[token]
+        if token in ("syllable", "silbe") and i and tokens[i - 1] in ("one", "single", "einer"):  # "one-syllable"
+            return (i - 1, i), "einsilbig"
+        value = next((v for v, said in LENGTHS.items() if token in said), None)
+        if value is None:
+            continue
+        if any(0 < j - i <= 3 for j in names):  # "kurze Kosenamen", "short cute pet names"
+            return (i,), value
+        if any(0 < i - j <= 4 and all(t in _RELATIVE for t in tokens[j + 1:i]) and i - j > 1 for j in names):
+            return (i,), value  # "Kosenamen, die kurz sind", "names that are short"
+    return None
 
 
 def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: dict[str, tuple[str, str]] | None,

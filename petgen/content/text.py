@@ -59,6 +59,27 @@ def initial(title: str) -> str:
     return first if "a" <= first <= "z" else "#"
 
 
+SHORT_LETTERS, SHORT_SYLLABLES = 7, 2
+LONG_LETTERS, LONG_SYLLABLES = 11, 4
+_VOWELS = re.compile(r"[aeiouyäöü]+")
+
+
+def length_class(title: str) -> str:
+    """How long a name is to say: "einsilbig" (one word of one syllable: Schatz, Maus), "kurz" (one word of at
+    most two syllables and seven letters: Bärchen, Hasi), "lang" (several words, or at least four syllables or eleven letters: Honigbienchen, Bessere Hälfte),
+    "" in between. Syllables are counted as groups of vowels (ei, au, ie count once)."""
+    parts = re.findall(r"[^\W\d_]+", title.lower())
+    letters = sum(len(p) for p in parts)
+    syllables = sum(max(1, len(_VOWELS.findall(p))) for p in parts)
+    if len(parts) == 1 and syllables == 1:
+        return "einsilbig"
+    if len(parts) == 1 and letters <= SHORT_LETTERS and syllables <= SHORT_SYLLABLES:
+        return "kurz"
+    if len(parts) > 1 or letters >= LONG_LETTERS or syllables >= LONG_SYLLABLES:
+        return "lang"
+    return ""
+
+
 def word_count(text: str) -> int:
     """Count words the way an editor would (hyphenated compounds count once)."""
     return len(_WORD.findall(text))

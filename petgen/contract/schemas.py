@@ -161,6 +161,9 @@ DEFS["AskUnderstood"] = _object({
        for facet in ("relationship", "gender", "region", "language", "category", "mood")},
     "letter": {"type": "string", "pattern": "^[a-z]$",
                "description": "the A–Z letter the names start with (umlauts as base letters, as on /a-z/)"},
+    "length": {"enum": ["einsilbig", "kurz", "lang"],
+               "description": "names of one syllable, short names (one word, at most two syllables and seven "
+               "letters, one-syllable names included) or long ones (several words, four syllables or eleven letters)"},
     "define": {**TEXT, "description": "the name asked about (\"Was bedeutet X?\"), folded"},
     "equivalents": {**TEXT, "description": "the name asked for in the `language` understood (\"Schatz auf "
                     "Englisch\"), as written: the result is that language's corresponding names"},
@@ -172,7 +175,7 @@ DEFS["AskMeta"] = _object({
     "understood": {"$ref": "#/$defs/AskUnderstood"},
     "ignored": {"type": "array", "items": TEXT,
                 "description": "words of the question that played no part: filler, one or two letters, no match"},
-    "relaxed": {"type": "array", "items": {"enum": ["mood", "category", "language", "region", "gender",
+    "relaxed": {"type": "array", "items": {"enum": ["length", "mood", "category", "language", "region", "gender",
                                                     "relationship", "letter"]},
                 "description": "filters dropped, in this order, because fewer than `limit` entries met them all"},
     "hint": {**TEXT, "description": "only with an empty result: how to ask so that there is an answer"},

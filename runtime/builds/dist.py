@@ -22,7 +22,7 @@ from petgen.build.dist import MANIFEST
 from petgen.build.distpack import ROUTE_PACK, SUMMARY_PACK, route_pack, summary_pack
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import Site
-from petgen.content.text import initial
+from petgen.content.text import initial, length_class
 from petgen.search.index import words
 from petgen.search.packfile import Pack
 from petgen.search.query import SearchIndex
@@ -64,12 +64,15 @@ class Dist:
         return set(self.items.slugs())
 
     def mask(self, kind: str, value: str) -> np.ndarray:
-        """Documents as a boolean array over all documents: `kind` is "mood", "category", a facet or "letter"."""
+        """Documents as a boolean array over all documents: `kind` is "mood", "category", a facet, "letter" or
+        "length"."""
         key = (kind, value)
         found = self._masks.get(key)
         if found is None:
             if kind == "letter":  # the A–Z letter of the title, as the /a-z/ pages group them
                 found = self._initials == value
+            elif kind == "length":  # how long the title is to say (petgen.content.text.length_class)
+                found = np.isin(self._lengths, ["einsilbig", "kurz"] if value == "kurz" else [value])
             else:
                 found = np.zeros(len(self.items), dtype=bool)
                 found[self.items.with_value(kind, value)] = True  # the summaries' filter index (builds/summaries.py)
@@ -80,6 +83,10 @@ class Dist:
     def _initials(self) -> np.ndarray:
         """Every title's A–Z letter, computed once for all the letters a question may ask for."""
         return np.array([initial(title) for title in self.items.titles()], dtype="<U1")
+
+    @cached_property
+    def _lengths(self) -> np.ndarray:
+        return np.array([length_class(title) for title in self.items.titles()], dtype="<U9")
 
     @cached_property
     def _masks(self) -> dict[tuple[str, str], np.ndarray]:

@@ -131,6 +131,40 @@ def test_the_first_letter_filters(dist: Dist) -> None:
     assert few.hits and {initial(h.title) for h in few.hits[:1]} == {"q"}
 
 
+@pytest.mark.parametrize("question, length", [
+    ("kurze Kosenamen", "kurz"), ("short pet names for my boyfriend", "kurz"), ("Spitznamen, die kurz sind", "kurz"),
+    ("names that are short and sweet", "kurz"), ("lange romantische Kosenamen", "lang"), ("long names for my wife", "lang"),
+    ("einsilbige Kosenamen für Kinder", "einsilbig"), ("one-syllable pet names", "einsilbig"),
+])
+def test_the_length_of_a_name_filters(dist: Dist, question: str, length: str) -> None:
+    from petgen.content.text import length_class
+    found = answer(question, dist, 5)
+    assert found.meaning.intents["length"] == [length] and len(found.hits) == 5, question
+    allowed = {"kurz": {"kurz", "einsilbig"}}.get(length, {length})
+    if "length" not in found.relaxed:
+        assert all(length_class(h.title) in allowed for h in found.hits), (question, [h.title for h in found.hits])
+    assert not {"kurz", "kurze", "short", "lang", "lange", "long", "einsilbige", "syllable"} & set(
+        w for g in found.meaning.words for w in g)
+
+
+def test_length_words_that_do_not_describe_names(dist: Dist) -> None:
+    from petgen.content.text import length_class
+    assert "length" not in read("Kosename für jemanden, den ich lange kenne", dist)
+    assert "length" not in read("Kosename Kurzer", dist) and answer("Kosename Kurzer", dist, 1).hits[0].title == "Kurzer"
+    assert [length_class(t) for t in ("Schatz", "Hasi", "Mäuschen", "Honigbienchen", "Bessere Hälfte")] == [
+        "einsilbig", "kurz", "", "lang", "lang"]
+    # too few short names in a language: the length is relaxed first, the language holds
+    for language in ("italienisch", "spanisch", "franzoesisch", "tuerkisch", "englisch"):
+        docs = dist.items.with_value("language", language)
+        if len(docs) >= 5 and sum(length_class(dist.items[int(d)]["title"]) == "einsilbig" for d in docs) < 5:
+            break
+    else:
+        pytest.fail("no language with enough names but fewer than five of one syllable")
+    relaxed = answer(f"einsilbige Kosenamen auf {language.capitalize()}", dist, 5)
+    assert relaxed.relaxed == ["length"] and relaxed.meaning.intents["language"] == [language]
+    assert all(dist.items[h.doc]["language"] == language for h in relaxed.hits)
+
+
 def test_search_takes_a_relationship_word_only_when_there_is_nothing_else(dist: Dist) -> None:
     meaning = understand("bavarian pet names for a baby", dist.lexicon_index, dist.title_words)
     assert ["baby"] in meaning.topics and ["baby"] not in meaning.search_groups()
