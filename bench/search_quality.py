@@ -35,7 +35,7 @@ import orjson
 
 from docs import recorded
 from petgen.build.pipeline import build
-from petgen.content.text import initial
+from petgen.content.text import initial, length_class
 from runtime.ask import answer
 from runtime.builds.dist import Dist
 from runtime.search import search_results
@@ -281,6 +281,19 @@ LIST_QUERIES: list[tuple[str, dict[str, Any]]] = [
                                      "sonnenstrahl", "sonnenblume"}}),
     ("Kosename für jemanden, der gern kuschelt", {"theme": {"kuschelig"}, "slugs": {"knuddel", "schmusekatze"}}),
     ("Kosenamen für meinen Bruder", {"relationship": {"familie"}, "gender": HE}),
+    # session 8: length, a name in another language, "und", recipients the facets name differently
+    ("kurze Kosenamen für meinen Freund", {"length": {"kurz", "einsilbig"}, "relationship": {"partner"}, "gender": HE}),
+    ("short pet names for a girl", {"length": {"kurz", "einsilbig"}, "gender": SHE}),
+    ("lange romantische Kosenamen", {"length": {"lang"}, "theme": {"romantisch"}}),
+    ("einsilbige Kosenamen für Kinder", {"length": {"einsilbig"}, "relationship": {"kind"}}),
+    ("Schatz auf Englisch", {"slugs": {"honey", "darling", "sweetheart", "boo", "babe", "love", "sweetie"}}),
+    ("Wie sagt man Liebling auf Türkisch?", {"language": {"tuerkisch"}}),
+    ("the German word for sweetheart", {"slugs": {"schatz", "liebling", "herz", "herzchen", "herzblatt", "hase",
+                                                  "maus", "schaetzchen", "liebes", "liebste", "liebster", "suesse"}}),
+    ("Sonne und Mond", {"slugs": {"sonne", "sonnenschein", "sonnenstrahl", "sonnenblume", "stern", "sternchen"}}),
+    ("Kosenamen für Hund und Katze", {"slugs": {"mopsi", "mieze", "kaetzchen", "kater", "buesi", "kotku", "bazi",
+                                                "schnueggel", "putzi", "schmusekatze", "schmusekater"}}),
+    ("Spitzname für den Chef", {"relationship": {"freunde"}}),
 ]
 PRECISION_AT = 5
 
@@ -292,7 +305,8 @@ def acceptable(spec: dict[str, Any], items: list[dict[str, Any]]) -> set[str]:
             if key == "slugs":
                 continue
             have = (item["categories"] + item["moods"] if key == "theme"
-                    else initial(item["title"]) if key == "letter" else item[key])
+                    else initial(item["title"]) if key == "letter"
+                    else length_class(item["title"]) if key == "length" else item[key])
             if not set(have if isinstance(have, list) else [have]) & wanted:
                 return False
         return len(spec) > ("slugs" in spec)

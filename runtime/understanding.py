@@ -50,6 +50,7 @@ FACETS = ("relationship", "gender", "region", "language")
 RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "relationship", "letter")
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
+AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
 MAX_PHRASE = 4
 MIN_WORD = 3
 BOUNDED_HEAD = 512  # /ask ranks from heads of up to this many documents per long list before scoring every match
@@ -106,6 +107,8 @@ class Understanding:
     equivalents: str | None = None  # the name asked for in another language ("Schatz auf Englisch"), as written
     ignored: list[str] = field(default_factory=list)
     joined: set[int] = field(default_factory=set)  # word groups that form a union with the group before them
+    anded: set[int] = field(default_factory=set)  # … that follow it with "und"/"and": joined when both are too few
+    recipients: list[str] = field(default_factory=list)  # unknown words after "für"/"for" (whom a name is for)
 
     def add_word_group(self, group: list[str], *, union: bool) -> None:
         if union and self.words:
@@ -237,9 +240,11 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
           result: Understanding) -> Understanding:
     """The question's words read into `result`, phrase by phrase."""
     i = 0
-    after_words = cue = False  # the last phrase read (filler aside) added a word group; "oder" followed it
+    after_words = False  # the last phrase read (filler aside) added a word group
+    cue = ""  # "oder" or "und" followed it
     while i < len(tokens):
-        union = cue and after_words  # "X oder Y": Y joins X's group when both are read as words
+        union = cue == "or" and after_words  # "X oder Y": Y joins X's group when both are read as words
+        anded = cue == "and" and after_words  # "X und Y": the same, when both together are too few
         count, filler = len(result.words), False
         for size in range(min(MAX_PHRASE, len(tokens) - i), 0, -1):
             phrase = tokens[i:i + size]
@@ -248,7 +253,8 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                 continue
             if not actions:  # filler
                 result.ignore(tokens[i])
-                filler, cue = True, cue or tokens[i] in UNION_CUES
+                filler = True
+                cue = cue or ("or" if tokens[i] in UNION_CUES else "and" if tokens[i] in AND_CUES else "")
                 i += 1
                 break
             text = " ".join(phrase)
@@ -288,9 +294,13 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                 result.ignore(token)
             elif [token] not in result.words:
                 result.add_word_group([token], union=union)
+                if _after_cue(tokens, i, lexicon):  # "für meine Zwillinge": whom for, if nothing answers it
+                    result.recipients.append(token)
             i += 1
         if not filler:
-            after_words, cue = len(result.words) > count, False
+            if anded and len(result.words) == count + 1:
+                result.anded.add(count)
+            after_words, cue = len(result.words) > count, ""
     return result
 
 
@@ -338,6 +348,45 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         hits = equivalents.rank(wanted, dist, limit, FLOOR)
         return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
+    found = _rank(meaning, dist, limit)
+    if found is not None and meaning.anded and (len(found[0]) < limit or found[1]):
+        found = _either(meaning, dist, limit, found)
+    if found is None:
+        return Answer(meaning, [], suggestions=dist.search.suggest(question), hint=recipient_hint(meaning))
+    hits, relaxed = found
+    suggestions = dist.search.suggest(meaning.define or question) if not hits else []
+    return Answer(meaning, hits, relaxed, suggestions, hint=None if hits else recipient_hint(meaning))
+
+
+def _either(meaning: Understanding, dist: Dist, limit: int,
+            both: tuple[list[Hit], list[str]]) -> tuple[list[Hit], list[str]]:
+    """Words joined by "und"/"and" that too few entries match together ("Sonne und Mond"), or only with a filter
+    relaxed: each word alone, as with "oder". Entries matching both (and every filter) come first; `relaxed`
+    says "and"."""
+    either = replace(meaning, joined=meaning.joined | meaning.anded, ignored=list(meaning.ignored))
+    found = _rank(either, dist, limit)
+    if found is None:
+        return both
+    hits, relaxed = found
+    if both[1]:  # the words together passed only with a filter relaxed: either word, with fewer relaxed
+        return (hits, ["and", *relaxed]) if len(relaxed) < len(both[1]) else both
+    seen = {hit.doc for hit in both[0]}
+    extra = [hit for hit in hits if hit.doc not in seen][:limit - len(both[0])]
+    return (both[0] + extra, ["and", *relaxed]) if extra else both
+
+
+def recipient_hint(meaning: Understanding) -> str | None:
+    """For an empty answer to a question naming whom it is for in words the knowledge base does not know."""
+    unknown = [w for w in meaning.recipients if w in meaning.ignored]
+    if not unknown:
+        return None
+    return (f"the knowledge base has no names for '{unknown[0]}': its names are sorted by relationship (partner, "
+            "kind, familie, freunde), gender and region; ask for one of those ('Kosename für meine Oma', "
+            "'names for a friend')")
+
+
+def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], list[str]] | None:
+    """The best `limit` entries for a reading and the filters relaxed; None when nothing of it can be searched."""
     index = dist.search
     prefix_ok = meaning.define is None
     labelled: list[tuple[str, list[Source], float]] = []
@@ -362,12 +411,10 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     intent_weight = {k: SOFT_WEIGHT if k in meaning.soft else INTENT_WEIGHT for k in meaning.intents}
     weight = sum(w for _, _, w in labelled) + sum(intent_weight.values())
     if weight == 0:
-        return Answer(meaning, [], suggestions=index.suggest(question))
+        return None
     ranking = Ranking(meaning, dist, [(sources, w) for _, sources, w in labelled], intent_weight, weight)
     found = ranking.bounded(limit) if meaning.define is None else None
-    hits, relaxed = found if found is not None else ranking.everything(limit)
-    suggestions = index.suggest(meaning.define or question) if not hits else []
-    return Answer(meaning, hits, relaxed, suggestions)
+    return found if found is not None else ranking.everything(limit)
 
 
 def _best(sources: list[Source]) -> float:

@@ -175,9 +175,10 @@ DEFS["AskMeta"] = _object({
     "understood": {"$ref": "#/$defs/AskUnderstood"},
     "ignored": {"type": "array", "items": TEXT,
                 "description": "words of the question that played no part: filler, one or two letters, no match"},
-    "relaxed": {"type": "array", "items": {"enum": ["length", "mood", "category", "language", "region", "gender",
+    "relaxed": {"type": "array", "items": {"enum": ["and", "length", "mood", "category", "language", "region", "gender",
                                                     "relationship", "letter"]},
-                "description": "filters dropped, in this order, because fewer than `limit` entries met them all"},
+                "description": "filters dropped, in this order, because fewer than `limit` entries met them all "
+                "(\"and\": words joined by und/and were each taken alone)"},
     "hint": {**TEXT, "description": "only with an empty result: how to ask so that there is an answer"},
     "did_you_mean": {"type": "array", "items": TEXT, "maxItems": 5,
                      "description": "only with an empty result: titles near the question's words"},

@@ -79,6 +79,7 @@ def test_intents_german_and_english(dist: Dist, question: str, facet: str, value
 
 
 @pytest.mark.parametrize("question, word", [
+    ("pet names for my dog", "hund"), ("Kosename für meinen Hund", "haustier"), ("sun and moon", "mond"),
     ("Kosename für jemanden, der gern schläft", "schlafmutze"),
     ("nickname for someone who sleeps a lot", "schlafmutze"),
     ("ein Kosename, der Glück bringt", "glucksbringer"),
@@ -213,6 +214,37 @@ def test_words_joined_by_or_are_a_union(dist: Dist) -> None:
     assert meaning.joined == {1} and meaning.summary()["words"] == ["bar", "hase"]
     assert understand("Maus, Bär", dist.lexicon_index, dist.title_words, dist.aliases).joined == set()
     assert understand("Wien oder Maus", dist.lexicon_index, dist.title_words, dist.aliases).joined == set()
+
+
+def test_words_joined_by_and_are_both_first_then_either(dist: Dist) -> None:
+    """"Sonne und Mond": the entries matching both come first; when they are fewer than `limit`, each word alone
+    fills up (relaxed "and"), as "oder" would; enough entries matching both: nothing relaxed."""
+    both = answer("Sonne und Mond", dist, 10)
+    alone = answer("Sonne oder Mond", dist, 10)
+    together = answer("Sonne Mond", dist, 10)
+    assert both.relaxed == ["and"] and len(both.hits) > len(together.hits)
+    assert [h.doc for h in both.hits[:len(together.hits)]] == [h.doc for h in together.hits]
+    assert {h.doc for h in both.hits} <= {h.doc for h in together.hits} | {h.doc for h in alone.hits}
+    plenty = answer("Bär und Maus", dist, 3)
+    assert plenty.relaxed == [] and plenty.hits[0].title == "Mausebär"
+    assert answer("süß und frech", dist, 5).relaxed == []  # a word and a mood: nothing to join
+
+
+def test_an_unknown_recipient_gets_a_hint_naming_the_relationships(make_client, dist: Dist) -> None:  # type: ignore[no-untyped-def]
+    client: TestClient = make_client(dist.root, rate_limit=0)
+    body = client.post("/ask", json={"query": "Kosenamen für Senioren"}).json()
+    assert body["result"] == [] and list(ASK.iter_errors(body)) == []
+    assert "'senioren'" in body["_meta"]["hint"] and "familie" in body["_meta"]["hint"]
+    other = client.post("/ask", json={"query": "Was bedeutet Schmetterlixxx?"}).json()
+    assert "senioren" not in other["_meta"]["hint"]
+
+
+@pytest.mark.parametrize("question, facet, value", [
+    ("Spitzname für den Chef", "relationship", "freunde"), ("nickname for my roommate", "relationship", "freunde"),
+    ("Kosenamen für Zwillinge", "relationship", "kind"), ("names for twins", "relationship", "familie"),
+])
+def test_recipients_mapped_to_relationships(dist: Dist, question: str, facet: str, value: str) -> None:
+    assert value in read(question, dist)[facet]
 
 
 def test_relaxation_in_the_documented_order(dist: Dist) -> None:
