@@ -86,8 +86,8 @@ SYLLABLES = {"einsilbig": "einsilbig", "einsilbige": "einsilbig", "einsilbiger":
 _RELATIVE = frozenset({"die", "der", "das", "that", "which", "are", "is", "sind", "ist", "moglichst", "sehr", "very",
                        "rather", "eher", "ziemlich", "recht", "nicht", "zu"})
 _TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
-_NOISE = {"der", "die", "das", "kosename", "kosenamen", "name", "the", "pet", "nickname"}
 _NAMES = {"kosename", "kosenamen", "name", "namen", "names", "spitzname", "spitznamen", "nickname", "nicknames", "pet"}
+_NOISE = {"der", "die", "das", "the", *_NAMES}  # around the name asked about: "Was bedeutet der Kosename Spatzl?"
 # Words that praise the name itself before "Kosename"/"name" ("ein schöner Kosename", "gute Spitznamen"):
 # read as filler when the rest of the question asks for something, as a wish ("schöne Kosenamen") otherwise.
 QUALITY = frozenset({"schon", "schone", "schoner", "schones", "schonen", "gut", "gute", "guter", "gutes", "guten",
