@@ -325,6 +325,13 @@ def _record_lines(node: yaml.Node, path: str, problems: Problems, lines: dict[st
                 problems.add(path, line(key_node), f"duplicate key '{key}'", "remove one of the two")
             seen.add(key)
             lines[key] = line(key_node)
+            if isinstance(value_node, yaml.MappingNode):  # a section of lexicon.yml: its keys once each too
+                inner: set[str] = set()
+                for sub_key, _ in value_node.value:
+                    if str(sub_key.value) in inner:
+                        problems.add(path, line(sub_key), f"duplicate key '{key}: {sub_key.value}'",
+                                     "remove one of the two (YAML keeps only the last)")
+                    inner.add(str(sub_key.value))
             if isinstance(value_node, yaml.SequenceNode):
                 for i, item in enumerate(value_node.value):
                     lines[f"{key}[{i}]"] = line(item)

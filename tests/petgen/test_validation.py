@@ -231,6 +231,17 @@ def test_a_config_file_that_is_not_utf8_is_an_error(content: Path, name: str) ->
         [p.format() for p in info.value.problems]
 
 
+def test_a_lexicon_phrase_written_twice_in_a_section_is_an_error(content: Path) -> None:
+    """YAML keeps only the last of two equal keys: the first phrase's words would be lost without a word."""
+    lexicon = content / "lexicon.yml"
+    lexicon.write_text("translations:\n  kitten: [Kätzchen]\n  puppy: [Hase]\n  kitten: [Mieze]\nfiller:\n"
+                       "  en: [the]\n  de: [der]\n", encoding="utf-8")
+    with pytest.raises(ContentError) as info:
+        load_knowledge_base(content)
+    assert [p.format() for p in info.value.problems] == [
+        f"{lexicon}:4: duplicate key 'translations: kitten'\n    hint: remove one of the two (YAML keeps only the last)"]
+
+
 def test_an_entry_that_cannot_be_read_is_an_error(content: Path) -> None:
     (content / "names" / "ordner.md").mkdir()
     (content / "names" / "weg.md").symlink_to(content / "nowhere")
