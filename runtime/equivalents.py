@@ -7,8 +7,10 @@ sign:
 - one lists the other as related (`related`): `RELATED`;
 - its title is one of the source's keywords (Schatz: treasure, darling, sweetheart, honey → Darling, Sweetheart,
   Honey): `KEYWORD`;
-- its own text names the source (its keywords, meaning or usage), by the search engine's confidence × `MENTION`.
-When the source itself is in the language asked for ("Süße auf Deutsch"), it comes first with 1.0. A source the
+- its own text names the source (its keywords, meaning or usage): `MENTION` + `MENTION_SPAN` × the search
+  engine's confidence.
+When the source itself is in the language asked for ("Süße auf Deutsch"), it comes first with 1.0. A single word that
+is neither a title nor in the lexicon ("the German word for pumpkin") gets an empty result and a hint. A source the
 knowledge base has no equivalent of in that language (none scoring at least /ask's confidence floor) gets an empty result and a hint naming the language.
 `_meta.understood` says `equivalents` (the source's title, as written) and `language`.
 """
@@ -28,7 +30,7 @@ from runtime.builds.dist import Dist
 
 RELATED = 0.9
 KEYWORD = 0.85
-MENTION = 0.75
+MENTION, MENTION_SPAN = 0.45, 0.4  # a mention scores 0.45 + 0.4 × the engine's confidence (a meaning's 0.5: 0.65)
 BOTH = 0.05
 MAX_SOURCE_WORDS = 3
 
@@ -115,6 +117,8 @@ def read(question: str, dist: Dist) -> Request | None:
                     break
         if docs:
             return Request(written, tuple(docs), language)
+        if len(key_words) == 1 and not dist.lexicon_index.phrases.get(tuple(key_words)):
+            return Request(written, (), language)  # "the German word for pumpkin": no such name to translate
     return None
 
 
@@ -129,6 +133,8 @@ def _docs_of_slug(dist: Dist, slug: str) -> list[int]:
 
 def rank(request: Request, dist: Dist, limit: int, floor: float) -> list[Hit]:
     """The entries in the language asked for that correspond to the source, best first (module docstring)."""
+    if not request.docs:
+        return []
     index, source = dist.search, request.docs[0]
     summary = dist.items[source]
     route = f"/api/names/{summary['slug']}"
@@ -149,7 +155,7 @@ def rank(request: Request, dist: Dist, limit: int, floor: float) -> list[Hit]:
     title_words = words(summary["title"])
     if title_words:  # the entries whose own text names the source (keywords first: "Schatz" in Honey's)
         docs, conf = index.group([" ".join(title_words)] if len(title_words) > 1 else title_words, prefix=False)
-        add(docs, conf * MENTION)
+        add(docs, MENTION + MENTION_SPAN * conf)
     if in_language[source]:
         signs = {source: [1.0], **signs}
     if not signs:
@@ -161,6 +167,9 @@ def rank(request: Request, dist: Dist, limit: int, floor: float) -> list[Hit]:
 
 
 def none_hint(request: Request, dist: Dist) -> str:
+    if not request.docs:
+        return (f"the knowledge base has no name '{request.written}' to give in another language; ask what a name "
+                "means ('Was bedeutet Spatzl?') or for names in a language ('Kosenamen auf Englisch')")
     title = dist.items.title_list[request.docs[0]]
     return (f"the knowledge base has no {request.language} equivalent of {title}; its keywords and related names "
             "are on its page; or ask for names in that language alone ('Kosenamen auf Englisch')")

@@ -9,7 +9,8 @@ are a union ("Wien oder Bayern"), and so are two words joined by "oder"/"or" ("S
 entry matching either counts as matching the pair, by its better match). A phrase that is also an entry's title (`Baby`, `Kumpel`) is
 searched for as a name, and its intents only boost, unless it follows "für"/"for"/"zu"/"to"
 ("für ein Baby"). Filler, words of one or two letters and words that match no entry are ignored
-and reported; a word that only occurs in meanings is ignored when the question says more.
+and reported; a word that only occurs in meanings is ignored when the question says more. What follows "ohne",
+"nicht", "kein", "not", "without", "anderes als" (`NEGATIONS`, `OTHER_THAN`) is left out of the answer (`excluded`).
 
 **Ranking.** Each entry gets a score in 0..1: the weighted mean of how well it matches each word
 group (confidence from petgen/search/query.py; weight 1, or 0.5 for a topic word that comes with an
@@ -47,9 +48,13 @@ TOPIC_WEIGHT = 0.5
 ANYONE = 0.75  # a name for anyone, when a gender was asked for
 CLASSIC_SHARE = 0.05
 FACETS = ("relationship", "gender", "region", "language")
-RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "relationship", "letter")
+RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "relationship", "letter", "not")
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
+NEGATIONS = frozenset({"nicht", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "not", "no", "without",
+                       "except", "ausser", "statt", "anstatt", "instead"})  # the next phrase is left out (`Understanding.excluded`)
+OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "different", "alternative", "alternatives"})
+NOT_WEIGHT = 0.1  # what leaving something out counts in the score: it filters, it hardly ranks
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
 MAX_PHRASE = 4
 MIN_WORD = 3
@@ -68,6 +73,8 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"\bherkunft\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
     r"(?:^|[.!?]\s+)was\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
 )]
+# "what is X"/"was ist X" define only a name: a title, or one word ("was ist Spatzl?", not "was ist der beliebteste …")
+WEAK_DEFINITION = frozenset(p for p in DEFINITION if p.pattern.startswith("(?:^|[.!?]\\s+)"))
 # "names starting with S", "Kosenamen mit S", "mit dem Buchstaben Ä": the A–Z letter asked for (an intent).
 LETTER = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:start(?:s|ing)?|begin(?:s|ning)?)\s+with\s+(?:the\s+letter\s+|an?\s+)?[\"'“„]?(?P<x>[a-z])[\"'”“]?(?=[\s?!.,;:]|$)",
@@ -81,7 +88,7 @@ LETTER = [re.compile(p, re.IGNORECASE) for p in (
 LENGTHS = {"kurz": frozenset({"kurz", "kurze", "kurzer", "kurzes", "kurzen", "knapp", "knappe", "knapper", "knappen",
                               "short", "shorter", "brief"}),
            "lang": frozenset({"lang", "lange", "langer", "langes", "langen", "langere", "langeren", "long", "longer"})}
-SYLLABLES = {"einsilbig": "einsilbig", "einsilbige": "einsilbig", "einsilbiger": "einsilbig",
+SYLLABLES = {"zweisilbig": "kurz", "zweisilbige": "kurz", "zweisilbigen": "kurz", "einsilbig": "einsilbig", "einsilbige": "einsilbig", "einsilbiger": "einsilbig",
              "einsilbigen": "einsilbig", "monosyllabic": "einsilbig"}
 _RELATIVE = frozenset({"die", "der", "das", "that", "which", "are", "is", "sind", "ist", "moglichst", "sehr", "very",
                        "rather", "eher", "ziemlich", "recht", "nicht", "zu"})
@@ -109,6 +116,7 @@ class Understanding:
     joined: set[int] = field(default_factory=set)  # word groups that form a union with the group before them
     anded: set[int] = field(default_factory=set)  # … that follow it with "und"/"and": joined when both are too few
     recipients: list[str] = field(default_factory=list)  # unknown words after "für"/"for" (whom a name is for)
+    excluded: list[tuple[str, str]] = field(default_factory=list)  # (kind, value) or ("title", word): left out
 
     def add_word_group(self, group: list[str], *, union: bool) -> None:
         if union and self.words:
@@ -132,7 +140,9 @@ class Understanding:
 
     def summary(self) -> dict[str, Any]:
         """What `_meta.understood` says: each intent (a slug, or a list for a union), the words searched."""
-        found: dict[str, Any] = {k: v[0] if len(v) == 1 else list(v) for k, v in self.intents.items()}
+        found: dict[str, Any] = {k: v[0] if len(v) == 1 else list(v) for k, v in self.intents.items() if k != "not"}
+        if self.excluded:
+            found["not"] = [value for _, value in self.excluded]
         if self.define is not None:
             found["define"] = self.define
         if self.equivalents is not None:
@@ -154,15 +164,19 @@ def _lookup(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[str, str]] 
 
 
 def _lookup_in_order(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[str, str]] | None:
+    """A phrase's actions, exactly or by stem; by stem only from a word at least as long as the lexicon's ("frecher"
+    is "frech", but "nicht" is not "Nichte" and "lieb" not "liebster")."""
     actions = lexicon.phrases.get(phrase)
     if actions is None:
         by_stem = getattr(lexicon, "_by_stem", None)
         if by_stem is None:
             by_stem = {}
             for key, value in lexicon.phrases.items():
-                by_stem.setdefault(tuple(stems(w)[0] for w in key), value)
+                by_stem.setdefault(tuple(stems(w)[0] for w in key), []).append((tuple(map(len, key)), value))
             object.__setattr__(lexicon, "_by_stem", by_stem)
-        actions = by_stem.get(tuple(stems(w)[0] for w in phrase))
+        for lengths, value in by_stem.get(tuple(stems(w)[0] for w in phrase), ()):
+            if all(len(w) >= n for w, n in zip(phrase, lengths)):
+                return value
     return actions
 
 
@@ -174,13 +188,15 @@ def _after_cue(tokens: list[str], start: int, lexicon: Lexicon) -> bool:
     return i >= 0 and tokens[i] in RECIPIENT_CUES
 
 
-def _definition(question: str) -> tuple[str, str] | None:
+def _definition(question: str, titles: frozenset[str]) -> tuple[str, str] | None:
     for pattern in DEFINITION:
         match = pattern.search(question)
         if match:
             target = match.group("x").strip(_TRIM)
             target = re.split(r"\s+(?:eigentlich|genau|überhaupt|actually|exactly)\b", target)[0].strip(_TRIM)
             target_words = [w for w in words(target) if w not in _NOISE]
+            if pattern in WEAK_DEFINITION and len(target_words) > 1 and " ".join(target_words) not in titles:
+                continue  # "Was ist der beliebteste Kosename in Deutschland?" asks for names, not a meaning
             if target_words and len(target_words) <= 3:
                 return target, " ".join(target_words)
     return None
@@ -190,7 +206,7 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                aliases: dict[str, tuple[str, str]] | None = None) -> Understanding:
     """Turn a question into word groups, intents and ignored words (see the module's docstring)."""
     result = Understanding()
-    define = _definition(question)
+    define = _definition(question, titles)
     if define is not None:
         result.define, result.define_key = define
         result.words = [[w] for w in analyze(result.define_key)]
@@ -218,6 +234,25 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
     return _read(tokens, lexicon, titles, aliases, result)
 
 
+def _snapshot(result: Understanding) -> Understanding:
+    return replace(result, words=list(result.words), topics=list(result.topics), relations=set(result.relations),
+                   intents={k: list(v) for k, v in result.intents.items()}, soft=set(result.soft),
+                   joined=set(result.joined), anded=set(result.anded), recipients=list(result.recipients))
+
+
+def _leave_out(result: Understanding, before: Understanding) -> None:
+    """What the last phrase added (words, intents) becomes what the answer leaves out; the rest is as before."""
+    for group in result.words[len(before.words):]:
+        result.excluded.extend(("title", w) for w in group if ("title", w) not in result.excluded)
+    for kind, values in result.intents.items():
+        if kind in result.soft and kind not in before.soft:
+            continue  # "nicht Schatz": the name is left out, not every partner name
+        result.excluded.extend((kind, v) for v in values if v not in before.intents.get(kind, [])
+                               and (kind, v) not in result.excluded)
+    for name in ("words", "topics", "relations", "intents", "soft", "joined", "anded", "recipients"):
+        setattr(result, name, getattr(before, name))
+
+
 def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
     """The positions and value of the words asking for short or long names (see LENGTHS), if any."""
     names = [i for i, t in enumerate(tokens) if t in _NAMES]
@@ -226,6 +261,8 @@ def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
             return (i,), SYLLABLES[token]
         if token in ("syllable", "silbe") and i and tokens[i - 1] in ("one", "single", "einer"):  # "one-syllable"
             return (i - 1, i), "einsilbig"
+        if token in ("syllables", "silben") and i and tokens[i - 1] in ("two", "zwei"):  # "mit zwei Silben"
+            return (i - 1, i), "kurz"
         value = next((v for v, said in LENGTHS.items() if token in said), None)
         if value is None:
             continue
@@ -242,10 +279,19 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
     i = 0
     after_words = False  # the last phrase read (filler aside) added a word group
     cue = ""  # "oder" or "und" followed it
+    negate = negated = False  # "ohne"/"nicht"/"not" came before the next phrase; the last phrase was left out
     while i < len(tokens):
+        if tokens[i] in NEGATIONS and not _lookup(lexicon, tuple(tokens[i:i + 2])):  # not "nicht binär"
+            negate, i = True, i + 1
+            continue
+        if tokens[i] in OTHER_THAN and i + 1 < len(tokens) and tokens[i + 1] in ("als", "than", "to"):
+            negate, i = True, i + 2  # "etwas anderes als Schatz", "other than Schatz"
+            continue
         union = cue == "or" and after_words  # "X oder Y": Y joins X's group when both are read as words
         anded = cue == "and" and after_words  # "X und Y": the same, when both together are too few
         count, filler = len(result.words), False
+        leave_out = negate or (negated and cue in ("and", "or"))  # "ohne Tiere und Blumen": both left out
+        before = _snapshot(result) if leave_out else None
         for size in range(min(MAX_PHRASE, len(tokens) - i), 0, -1):
             phrase = tokens[i:i + size]
             actions = [] if size == 1 and tokens[i] in lexicon.filler else _lookup(lexicon, tuple(phrase))
@@ -278,7 +324,8 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                 else:
                     result.words.extend([w] for w in phrase)
             elif intents:
-                topical = [k for k in intents if k in ("category", "mood", "region", "language", "relationship")]
+                topical = [k for k in intents if k in ("category", "mood", "region", "relationship")]  # not language:
+                # "German" would boost the names whose glosses say "Swiss German"
                 group = translation or (list(phrase) if topical and size == 1 else [])
                 if group:
                     result.topics.append(group)
@@ -298,9 +345,12 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                     result.recipients.append(token)
             i += 1
         if not filler:
+            if before is not None:
+                _leave_out(result, before)
             if anded and len(result.words) == count + 1:
                 result.anded.add(count)
             after_words, cue = len(result.words) > count, ""
+            negate, negated = False, before is not None
     return result
 
 
@@ -325,6 +375,11 @@ def satisfaction(kind: str, values: list[str], dist: Dist) -> np.ndarray:
 
 def _filter(kind: str, values: list[str], dist: Dist) -> tuple[np.ndarray, Posting]:
     def make() -> np.ndarray:
+        if kind == "not":  # every entry but those left out
+            kept = np.ones(len(dist.items))
+            for value in values:
+                kept[left_out(*value.split("=", 1), dist)] = 0.0
+            return kept
         found = np.zeros(len(dist.items))
         for value in values:
             found[dist.mask(kind, value)] = 1.0
@@ -334,6 +389,18 @@ def _filter(kind: str, values: list[str], dist: Dist) -> tuple[np.ndarray, Posti
         return found
 
     return dist.search.posting_of((kind, tuple(values)), make)
+
+
+def left_out(kind: str, value: str, dist: Dist) -> np.ndarray:
+    """The entries an exclusion names, as a boolean array: a facet, category or mood value, or ("title", word) the
+    names whose folded title contains the word ("ohne Maus": Maus, Mausi, Mäuschen, Kuschelmaus)."""
+    if kind != "title":
+        return dist.mask(kind, value)
+    found = np.zeros(len(dist.items), dtype=bool)
+    for title, docs in dist.docs_by_title.items():
+        if value in title:
+            found[docs] = True
+    return found
 
 
 def _classic(dist: Dist) -> tuple[np.ndarray, Posting]:
@@ -348,6 +415,13 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         hits = equivalents.rank(wanted, dist, limit, FLOOR)
         return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
+    if meaning.excluded:  # what names no entry is not left out ("ohne xyz"), the rest filters as "not"
+        for kind, value in list(meaning.excluded):
+            if not left_out(kind, value, dist).any():
+                meaning.excluded.remove((kind, value))
+                meaning.ignore(value)
+        if meaning.excluded:
+            meaning.intents["not"] = [f"{kind}={value}" for kind, value in meaning.excluded]
     found = _rank(meaning, dist, limit)
     if found is not None and meaning.anded and (len(found[0]) < limit or found[1]):
         found = _either(meaning, dist, limit, found)
@@ -380,9 +454,9 @@ def recipient_hint(meaning: Understanding) -> str | None:
     unknown = [w for w in meaning.recipients if w in meaning.ignored]
     if not unknown:
         return None
-    return (f"the knowledge base has no names for '{unknown[0]}': its names are sorted by relationship (partner, "
-            "kind, familie, freunde), gender and region; ask for one of those ('Kosename für meine Oma', "
-            "'names for a friend')")
+    return (f"nothing in the knowledge base matches '{unknown[0]}'; if that is whom the name is for: its names are "
+            "sorted by relationship (partner, kind, familie, freunde), gender and region; ask for one of those "
+            "('Kosename für meine Oma', 'names for a friend')")
 
 
 def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], list[str]] | None:
@@ -408,7 +482,8 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
                 if _best(sources) < WEAK and w == 1.0:
                     meaning.ignore(label)
             labelled = strong
-    intent_weight = {k: SOFT_WEIGHT if k in meaning.soft else INTENT_WEIGHT for k in meaning.intents}
+    intent_weight = {k: SOFT_WEIGHT if k in meaning.soft else NOT_WEIGHT if k == "not" else INTENT_WEIGHT
+                     for k in meaning.intents}
     weight = sum(w for _, _, w in labelled) + sum(intent_weight.values())
     if weight == 0:
         return None

@@ -168,6 +168,9 @@ DEFS["AskUnderstood"] = _object({
     "equivalents": {**TEXT, "description": "the name asked for in the `language` understood (\"Schatz auf "
                     "Englisch\"), as written: the result is that language's corresponding names"},
     "words": {"type": "array", "items": TEXT, "description": "the words searched for (folded, first of each group)"},
+    "not": {"type": "array", "items": TEXT, "minItems": 1,
+            "description": "what the answer leaves out (\"ohne Tiere\", \"nicht Schatz\", \"not cheesy\"): category, "
+            "mood or facet slugs, or words whose names (titles containing them) are left out"},
 }, [], description="What the question was read as; only what was found is present.")
 DEFS["AskMeta"] = _object({
     "response_type": {"const": "Answer"}, "version": TEXT, "site": SLUG, "query": TEXT,
@@ -176,7 +179,7 @@ DEFS["AskMeta"] = _object({
     "ignored": {"type": "array", "items": TEXT,
                 "description": "words of the question that played no part: filler, one or two letters, no match"},
     "relaxed": {"type": "array", "items": {"enum": ["and", "length", "mood", "category", "language", "region", "gender",
-                                                    "relationship", "letter"]},
+                                                    "relationship", "letter", "not"]},
                 "description": "filters dropped, in this order, because fewer than `limit` entries met them all "
                 "(\"and\": words joined by und/and were each taken alone)"},
     "hint": {**TEXT, "description": "only with an empty result: how to ask so that there is an answer"},

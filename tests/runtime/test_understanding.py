@@ -247,6 +247,44 @@ def test_recipients_mapped_to_relationships(dist: Dist, question: str, facet: st
     assert value in read(question, dist)[facet]
 
 
+@pytest.mark.parametrize("question, left_out, kind", [
+    ("Kosenamen ohne Tiere", "tiere", "category"), ("Kosenamen für meine Frau, keine Tiernamen", "tiere", "category"),
+    ("Kosename für meine Freundin ohne Maus", "maus", "title"), ("etwas anderes als Schatz", "schatz", "title"),
+    ("Kosename für meinen Freund, aber nicht Schatz", "schatz", "title"),
+    ("not cheesy names for my boyfriend", "romantisch", "mood"), ("Kosenamen, die nicht kitschig sind", "romantisch", "mood"),
+])
+def test_what_a_question_leaves_out_is_never_answered(dist: Dist, question: str, left_out: str, kind: str) -> None:
+    from runtime.understanding import left_out as excluded
+    found = answer(question, dist, 10)
+    assert left_out in found.meaning.summary()["not"] and len(found.hits) == 10, question
+    gone = excluded(kind, left_out, dist)
+    assert gone.any() and not any(gone[h.doc] for h in found.hits), [h.title for h in found.hits]
+
+
+def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
+    both = answer("ohne Tiere und Blumen", dist, 10)
+    assert both.meaning.summary()["not"] == ["tiere", "natur"]
+    assert not any(set(dist.items[h.doc]["categories"]) & {"tiere", "natur"} for h in both.hits)
+    assert read("Kosenamen für nicht binäre Personen", dist)["gender"] == ["alle"]  # a phrase, not a negation
+    assert "relationship" not in read("Kosenamen, die nicht kitschig sind", dist)  # "nicht" is not "Nichte"
+    assert "gender" not in read("frech aber lieb", dist)  # "lieb" is not "liebster"
+    nothing = answer("nicht xyzq", dist, 5)  # leaving out what no entry has leaves nothing to ask
+    assert nothing.hits == [] and "not" not in nothing.meaning.summary()
+
+
+def test_what_is_defines_a_name_not_a_superlative(dist: Dist) -> None:
+    assert answer("Was ist ein Spatzl?", dist, 1).meaning.define == "Spatzl"
+    best = answer("Was ist der beliebteste Kosename in Deutschland?", dist, 5)
+    assert best.meaning.define is None and best.meaning.intents["category"] == ["klassiker"] and len(best.hits) == 5
+
+
+def test_a_language_word_filters_without_boosting_glosses(dist: Dist) -> None:
+    meaning = understand("most common german pet name", dist.lexicon_index, dist.title_words, dist.aliases)
+    assert meaning.intents["language"] == ["deutsch"] and meaning.topics == []
+    unknown = answer("the German word for pumpkin", dist, 5)
+    assert unknown.hits == [] and "pumpkin" in (unknown.hint or "")
+
+
 def test_relaxation_in_the_documented_order(dist: Dist) -> None:
     strict = answer("romantic french names", dist, 5)  # two French names are romantic
     assert strict.relaxed == ["language"] and len(strict.hits) == 5
