@@ -53,6 +53,15 @@ RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby":
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
 NEGATIONS = frozenset({"nicht", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "not", "no", "without",
                        "except", "ausser", "statt", "anstatt", "instead"})  # the next phrase is left out (`Understanding.excluded`)
+# Family members whose names say whom they are for (Schwesterchen, Bruderherz): a question about another member
+# leaves them out ("Kosename für meine Mama" does not answer Schwesterchen).
+FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bruder", "brother", "bruderchen"},
+          "mama": {"mama", "mutter", "mom", "mum", "mother", "mami", "mutti", "schwiegermutter", "schwiegermama"},
+          "papa": {"papa", "vater", "dad", "father", "papi", "vati", "schwiegervater", "schwiegerpapa"},
+          "oma": {"oma", "omi", "grandma", "granny", "grandmother", "grossmutter"},
+          "opa": {"opa", "opi", "grandpa", "grandfather", "grossvater"},
+          "tochter": {"tochter", "daughter"}, "sohn": {"sohn", "son"}, "tante": {"tante", "aunt"},
+          "onkel": {"onkel", "uncle"}}
 OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "different", "alternative", "alternatives"})
 NOT_WEIGHT = 0.1  # what leaving something out counts in the score: it filters, it hardly ranks
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
@@ -392,13 +401,14 @@ def _filter(kind: str, values: list[str], dist: Dist) -> tuple[np.ndarray, Posti
 
 
 def left_out(kind: str, value: str, dist: Dist) -> np.ndarray:
-    """The entries an exclusion names, as a boolean array: a facet, category or mood value, or ("title", word) the
-    names whose folded title contains the word ("ohne Maus": Maus, Mausi, Mäuschen, Kuschelmaus)."""
-    if kind != "title":
+    """The entries an exclusion names, as a boolean array: a facet, category or mood value, ("title", word) the
+    names whose folded title contains the word ("ohne Maus": Maus, Mausi, Mäuschen, Kuschelmaus), ("begins", word)
+    those whose title starts with it (another family member's names: Schwesterchen, Bruderherz)."""
+    if kind not in ("title", "begins"):
         return dist.mask(kind, value)
     found = np.zeros(len(dist.items), dtype=bool)
     for title, docs in dist.docs_by_title.items():
-        if value in title:
+        if title.startswith(value) if kind == "begins" else value in title:
             found[docs] = True
     return found
 
@@ -415,6 +425,10 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         hits = equivalents.rank(wanted, dist, limit, FLOOR)
         return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
+    asked = {member for member, said in FAMILY.items() for group in meaning.topics if said & set(group)}
+    for member in FAMILY.keys() - asked if asked else ():
+        if ("begins", member) not in meaning.excluded and left_out("begins", member, dist).any():
+            meaning.excluded.append(("begins", member))
     if meaning.excluded:  # what names no entry is not left out ("ohne xyz"), the rest filters as "not"
         for kind, value in list(meaning.excluded):
             if not left_out(kind, value, dist).any():

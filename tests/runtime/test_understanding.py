@@ -272,6 +272,15 @@ def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> Non
     assert nothing.hits == [] and "not" not in nothing.meaning.summary()
 
 
+def test_another_family_members_names_are_left_out(dist: Dist) -> None:
+    for question, other in (("Kosename für meine Mama", ("schwester", "bruder")), ("names for my dad", ("schwester",)),
+                            ("Kosename für meine Schwiegermutter", ("schwester",))):
+        found = answer(question, dist, 20)
+        assert found.hits and not any(" ".join(words(h.title)).startswith(other) for h in found.hits), question
+    sister = answer("Kosename für meine Schwester", dist, 5)
+    assert " ".join(words(sister.hits[0].title)).startswith("schwester") and "schwester" not in sister.meaning.summary()["not"]
+
+
 def test_what_is_defines_a_name_not_a_superlative(dist: Dist) -> None:
     assert answer("Was ist ein Spatzl?", dist, 1).meaning.define == "Spatzl"
     best = answer("Was ist der beliebteste Kosename in Deutschland?", dist, 5)
