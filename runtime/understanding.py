@@ -297,7 +297,7 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
             negate, i = True, i + 2  # "etwas anderes als Schatz", "other than Schatz"
             continue
         union = cue == "or" and after_words  # "X oder Y": Y joins X's group when both are read as words
-        anded = cue == "and" and after_words  # "X und Y": the same, when both together are too few
+        anded = cue in ("and", "") and after_words  # "X und Y", "X Y": the same, when both together are too few
         count, filler = len(result.words), False
         leave_out = negate or (negated and cue in ("and", "or"))  # "ohne Tiere und Blumen": both left out
         before = _snapshot(result) if leave_out else None
@@ -478,6 +478,7 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
     index = dist.search
     prefix_ok = meaning.define is None
     labelled: list[tuple[str, list[Source], float]] = []
+    unknown = 0  # the question's words that match no entry at all
     for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
         joined = meaning.joined if kind is meaning.words else set()
         for n, g in enumerate(kind):
@@ -485,6 +486,7 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
             if not sources:
                 if weight == 1.0:  # a topic word that matches nothing still asked for its intent
                     meaning.ignore(g[0])
+                    unknown += 1
             elif n in joined and labelled and labelled[-1][2] == weight:  # either word: one group, the better match
                 labelled[-1] = (labelled[-1][0], [*labelled[-1][1], *sources], weight)
             else:
@@ -495,7 +497,10 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
             for label, sources, w in labelled:
                 if _best(sources) < WEAK and w == 1.0:
                     meaning.ignore(label)
+                    unknown += 1
             labelled = strong
+    if not meaning.intents and meaning.define is None and unknown > sum(w == 1.0 for _, _, w in labelled):
+        return None  # mostly words no entry has ("wie alt ist Angela Merkel"): not a question about pet names
     intent_weight = {k: SOFT_WEIGHT if k in meaning.soft else NOT_WEIGHT if k == "not" else INTENT_WEIGHT
                      for k in meaning.intents}
     weight = sum(w for _, _, w in labelled) + sum(intent_weight.values())

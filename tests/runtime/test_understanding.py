@@ -217,17 +217,25 @@ def test_words_joined_by_or_are_a_union(dist: Dist) -> None:
 
 
 def test_words_joined_by_and_are_both_first_then_either(dist: Dist) -> None:
-    """"Sonne und Mond": the entries matching both come first; when they are fewer than `limit`, each word alone
-    fills up (relaxed "and"), as "oder" would; enough entries matching both: nothing relaxed."""
-    both = answer("Sonne und Mond", dist, 10)
-    alone = answer("Sonne oder Mond", dist, 10)
-    together = answer("Sonne Mond", dist, 10)
-    assert both.relaxed == ["and"] and len(both.hits) > len(together.hits)
-    assert [h.doc for h in both.hits[:len(together.hits)]] == [h.doc for h in together.hits]
-    assert {h.doc for h in both.hits} <= {h.doc for h in together.hits} | {h.doc for h in alone.hits}
+    """"Sonne und Mond" (or "Sonne Mond"): the entries matching both come first; when they are fewer than `limit`,
+    each word alone fills up (relaxed "and"), as "oder" would; enough entries matching both: nothing relaxed."""
+    from runtime.understanding import _rank
+    for question in ("Sonne und Mond", "Sonne Mond", "sun and moon"):
+        meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
+        assert meaning.anded, question
+        meaning.anded.clear()
+        together = _rank(meaning, dist, 10)
+        assert together is not None and len(together[0]) < 10
+        both = answer(question, dist, 10)
+        alone = answer(question.replace(" und ", " oder ").replace(" and ", " or "), dist, 10) if "nd " in question \
+            else answer("Sonne oder Mond", dist, 10)
+        assert both.relaxed == ["and"] and len(both.hits) > len(together[0])
+        assert [h.doc for h in both.hits[:len(together[0])]] == [h.doc for h in together[0]]
+        assert {h.doc for h in both.hits} <= {h.doc for h in together[0]} | {h.doc for h in alone.hits}
     plenty = answer("Bär und Maus", dist, 3)
     assert plenty.relaxed == [] and plenty.hits[0].title == "Mausebär"
     assert answer("süß und frech", dist, 5).relaxed == []  # a word and a mood: nothing to join
+    assert answer("wie alt ist Angela Merkel", dist, 5).hits == []  # mostly words no entry has
 
 
 def test_an_unknown_recipient_gets_a_hint_naming_the_relationships(make_client, dist: Dist) -> None:  # type: ignore[no-untyped-def]
