@@ -62,6 +62,10 @@ FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bru
           "opa": {"opa", "opi", "grandpa", "grandfather", "grossvater"},
           "tochter": {"tochter", "daughter"}, "sohn": {"sohn", "son"}, "tante": {"tante", "aunt"},
           "onkel": {"onkel", "uncle"}}
+# Whom one works with: romantic and passionate names are left out ("Spitzname für den Chef" does not answer Liebste).
+WORKPLACE = frozenset({"chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
+                       "teamkollege", "teamkollegin", "colleague", "coworker", "colleagues", "coworkers", "teammate"})
+AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"))
 OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "different", "alternative", "alternatives"})
 NOT_WEIGHT = 0.1  # what leaving something out counts in the score: it filters, it hardly ranks
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
@@ -429,6 +433,8 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     for member in FAMILY.keys() - asked if asked else ():
         if ("begins", member) not in meaning.excluded and left_out("begins", member, dist).any():
             meaning.excluded.append(("begins", member))
+    if any(WORKPLACE & set(group) for group in meaning.topics):
+        meaning.excluded.extend(x for x in AT_WORK if x not in meaning.excluded)
     if meaning.excluded:  # what names no entry is not left out ("ohne xyz"), the rest filters as "not"
         for kind, value in list(meaning.excluded):
             if not left_out(kind, value, dist).any():

@@ -289,6 +289,13 @@ def test_another_family_members_names_are_left_out(dist: Dist) -> None:
     assert " ".join(words(sister.hits[0].title)).startswith("schwester") and "schwester" not in sister.meaning.summary()["not"]
 
 
+def test_names_for_colleagues_leave_out_romantic_ones(dist: Dist) -> None:
+    for question in ("Kosenamen für meine Kollegin", "Spitzname für den Chef", "nickname for a coworker"):
+        found = answer(question, dist, 20)
+        moods = [set(dist.items[h.doc]["moods"]) for h in found.hits]
+        assert found.hits and not any(m & {"romantisch", "leidenschaftlich"} for m in moods), question
+
+
 def test_what_is_defines_a_name_not_a_superlative(dist: Dist) -> None:
     assert answer("Was ist ein Spatzl?", dist, 1).meaning.define == "Spatzl"
     best = answer("Was ist der beliebteste Kosename in Deutschland?", dist, 5)
