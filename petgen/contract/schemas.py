@@ -162,15 +162,15 @@ DEFS["AskUnderstood"] = _object({
     "letter": {"type": "string", "pattern": "^[a-z]$",
                "description": "the A–Z letter the names start with (umlauts as base letters, as on /a-z/)"},
     "length": {"enum": ["einsilbig", "kurz", "lang"],
-               "description": "names of one syllable, short names (one word, at most two syllables and seven "
-               "letters, one-syllable names included) or long ones (several words, four syllables or eleven letters)"},
+               "description": "how long the names are: one syllable; one word of at most two syllables and seven "
+               "letters; several words, four syllables or eleven letters"},
     "define": {**TEXT, "description": "the name asked about (\"Was bedeutet X?\"), folded"},
-    "equivalents": {**TEXT, "description": "the name asked for in the `language` understood (\"Schatz auf "
-                    "Englisch\"), as written: the result is that language's corresponding names"},
+    "equivalents": {**TEXT, "description": "the name asked for in `language` (\"Schatz auf Englisch\"), as written: "
+                    "the result is that language's corresponding names"},
     "words": {"type": "array", "items": TEXT, "description": "the words searched for (folded, first of each group)"},
     "not": {"type": "array", "items": TEXT, "minItems": 1,
-            "description": "what the answer leaves out (\"ohne Tiere\", \"nicht Schatz\", \"not cheesy\"): category, "
-            "mood or facet slugs, or words whose names (titles containing them) are left out"},
+            "description": "what the answer leaves out (\"ohne Tiere\", \"nicht Schatz\"): category, mood or facet "
+            "slugs, or words (the names whose titles contain them)"},
 }, [], description="What the question was read as; only what was found is present.")
 DEFS["AskMeta"] = _object({
     "response_type": {"const": "Answer"}, "version": TEXT, "site": SLUG, "query": TEXT,
@@ -180,8 +180,7 @@ DEFS["AskMeta"] = _object({
                 "description": "words of the question that played no part: filler, one or two letters, no match"},
     "relaxed": {"type": "array", "items": {"enum": ["and", "length", "mood", "category", "language", "region", "gender",
                                                     "relationship", "letter", "not"]},
-                "description": "filters dropped, in this order, because fewer than `limit` entries met them all "
-                "(\"and\": words joined by und/and were each taken alone)"},
+                "description": "filters dropped, in this order, because fewer than `limit` entries met them all"},
     "hint": {**TEXT, "description": "only with an empty result: how to ask so that there is an answer"},
     "did_you_mean": {"type": "array", "items": TEXT, "maxItems": 5,
                      "description": "only with an empty result: titles near the question's words"},

@@ -146,6 +146,19 @@ def test_sitemap_and_robots(real_dist: Path) -> None:
     assert manifest["routes"]["/sitemap.xml"]["type"] == "application/xml; charset=utf-8"
 
 
+def test_the_schemas_page_shows_every_schema_of_the_openapi_document(real_dist: Path) -> None:
+    """Folded JSON (short parts on one line) that reads back as the document's schemas, HTML-safe."""
+    import html as markup
+    page = (real_dist / "docs" / "schemas" / "index.html").read_text(encoding="utf-8")
+    blocks = re.findall(r'<details id="schema-([^"]+)">.*?<pre tabindex="0">(.*?)</pre>', page, re.S)
+    document = json.loads((real_dist / "openapi.json").read_text(encoding="utf-8"))
+    assert [name for name, _ in blocks] == list(document["components"]["schemas"])
+    for name, text in blocks:
+        assert "<" not in text and json.loads(markup.unescape(text)) == document["components"]["schemas"][name]
+        assert text.count("\n") < json.dumps(document["components"]["schemas"][name], indent=1).count("\n") or \
+            "\n" not in text, name
+
+
 def test_docs_render_the_guide_and_the_reference_without_raw_markdown(real_dist: Path) -> None:
     reference = (real_dist / "docs" / "index.html").read_text(encoding="utf-8")
     assert "`" not in re.sub(r"<pre.*?</pre>", "", reference, flags=re.DOTALL)  # descriptions rendered, not raw Markdown
