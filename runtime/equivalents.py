@@ -56,6 +56,9 @@ PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     rf"(?:übersetzung|translation)\s+(?:von|of|für|for)\s+{_X}\s+(?:ins|in|into|auf)\s+{_LANG}{_END}",
 )]
 # Words around the name that do not belong to it: "mein Schatz", "das Wort Schatz", "the name Honey".
+# Said after the question: "Schätzchen auf Italienisch bitte", "… in German as a pet name?"
+POLITE = re.compile(r"(?:[\s,]+(?:bitte|please|danke|thanks|thank you|als\s+kosename|as\s+an?\s+(?:pet\s+)?name)"
+                    r"[\s?!.…:)]*)+$", re.IGNORECASE)
 _AROUND = frozenset({"mein", "meine", "meinen", "my", "das", "der", "die", "den", "the", "a", "an", "wort", "word",
                      "kosename", "kosenamen", "name", "spitzname", "nickname", "pet", "begriff", "term"})
 
@@ -95,6 +98,7 @@ def language_of(word: str, lexicon: Lexicon) -> str | None:
 def read(question: str, dist: Dist) -> Request | None:
     """The source and language of a question asking for a name in another language, or None. The source must be
     an entry's title (folded), or a phrase the lexicon translates into one ("treasure" → Schatz)."""
+    question = POLITE.sub("", question)
     for pattern in PATTERNS:
         match = pattern.search(question)
         if match is None:

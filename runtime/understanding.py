@@ -41,6 +41,7 @@ from runtime import equivalents
 from runtime.builds.dist import Dist
 
 FLOOR = 0.4  # no answer scores below this
+CLASSICS = "klassiker"  # the category a question of name words alone asks for
 WEAK = 0.5  # a word group no entry matches better than this (meanings only) is dropped when there is more
 INTENT_WEIGHT = 0.5
 SOFT_WEIGHT = 0.1  # an intent that comes with an entry's title ("Baby"): a tie-breaker, not a filter
@@ -51,8 +52,9 @@ FACETS = ("relationship", "gender", "region", "language")
 RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "relationship", "letter", "not")
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
-NEGATIONS = frozenset({"nicht", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "not", "no", "without",
-                       "except", "ausser", "statt", "anstatt", "instead"})  # the next phrase is left out (`Understanding.excluded`)
+NEGATIONS = frozenset({"nicht", "nichts", "nix", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "nie",
+                       "niemals", "statt", "anstatt", "ausser", "not", "no", "nothing", "never", "without", "except",
+                       "instead", "dont", "don", "doesnt", "doesn", "isnt", "isn", "arent", "aren", "wont", "won"})  # the next phrase is left out (`Understanding.excluded`)
 # Family members whose names say whom they are for (Schwesterchen, Bruderherz): a question about another member
 # leaves them out ("Kosename für meine Mama" does not answer Schwesterchen).
 FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bruder", "brother", "bruderchen"},
@@ -64,6 +66,7 @@ FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bru
           "onkel": {"onkel", "uncle"}}
 # Whom one works with: romantic and passionate names are left out ("Spitzname für den Chef" does not answer Liebste).
 WORKPLACE = frozenset({"chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
+                       "vorgesetzten", "arbeitskollege", "arbeitskollegin", "arbeitskollegen", "coworker",
                        "teamkollege", "teamkollegin", "colleague", "coworker", "colleagues", "coworkers", "teammate"})
 AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"))
 OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "different", "alternative", "alternatives"})
@@ -105,6 +108,7 @@ SYLLABLES = {"zweisilbig": "kurz", "zweisilbige": "kurz", "zweisilbigen": "kurz"
              "einsilbigen": "einsilbig", "monosyllabic": "einsilbig"}
 _RELATIVE = frozenset({"die", "der", "das", "that", "which", "are", "is", "sind", "ist", "moglichst", "sehr", "very",
                        "rather", "eher", "ziemlich", "recht", "nicht", "zu"})
+PRONOUNS = frozenset({"es", "das", "er", "sie", "dies", "it", "that", "this", "he", "she", "they", "der", "die"})
 _TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
 _NAMES = {"kosename", "kosenamen", "name", "namen", "names", "spitzname", "spitznamen", "nickname", "nicknames", "pet"}
 _NOISE = {"der", "die", "das", "the", *_NAMES}  # around the name asked about: "Was bedeutet der Kosename Spatzl?"
@@ -130,6 +134,7 @@ class Understanding:
     anded: set[int] = field(default_factory=set)  # … that follow it with "und"/"and": joined when both are too few
     recipients: list[str] = field(default_factory=list)  # unknown words after "für"/"for" (whom a name is for)
     excluded: list[tuple[str, str]] = field(default_factory=list)  # (kind, value) or ("title", word): left out
+    tokens: list[str] = field(default_factory=list)  # the question's folded words
 
     def add_word_group(self, group: list[str], *, union: bool) -> None:
         if union and self.words:
@@ -207,6 +212,9 @@ def _definition(question: str, titles: frozenset[str]) -> tuple[str, str] | None
         if match:
             target = match.group("x").strip(_TRIM)
             target = re.split(r"\s+(?:eigentlich|genau|überhaupt|actually|exactly)\b", target)[0].strip(_TRIM)
+            target = re.split(r"\s+(?:und|and|oder|or|but|aber)\s+|\s*[,;:–—?!]\s*|\s+-\s+", target)[0].strip(_TRIM)
+            if target.lower() in PRONOUNS:  # "… und woher kommt es?": the name came earlier
+                continue
             target_words = [w for w in words(target) if w not in _NOISE]
             if pattern in WEAK_DEFINITION and len(target_words) > 1 and " ".join(target_words) not in titles:
                 continue  # "Was ist der beliebteste Kosename in Deutschland?" asks for names, not a meaning
@@ -243,8 +251,11 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         if rest.words or rest.intents:
             for i in quality:
                 rest.ignore(tokens[i])
+            rest.tokens = tokens
             return rest
-    return _read(tokens, lexicon, titles, aliases, result)
+    found = _read(tokens, lexicon, titles, aliases, result)
+    found.tokens = tokens
+    return found
 
 
 def _snapshot(result: Understanding) -> Understanding:
@@ -352,6 +363,7 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
             token = tokens[i]
             if len(token) < MIN_WORD and token not in titles:
                 result.ignore(token)
+                filler = True  # as filler: "isn't flirty" (isn, t) still leaves out what follows
             elif [token] not in result.words:
                 result.add_word_group([token], union=union)
                 if _after_cue(tokens, i, lexicon):  # "für meine Zwillinge": whom for, if nothing answers it
@@ -429,11 +441,12 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         hits = equivalents.rank(wanted, dist, limit, FLOOR)
         return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
-    asked = {member for member, said in FAMILY.items() for group in meaning.topics if said & set(group)}
+    said = set(meaning.tokens)
+    asked = {member for member, words_for in FAMILY.items() if words_for & said or member in said}
     for member in FAMILY.keys() - asked if asked else ():
         if ("begins", member) not in meaning.excluded and left_out("begins", member, dist).any():
             meaning.excluded.append(("begins", member))
-    if any(WORKPLACE & set(group) for group in meaning.topics):
+    if WORKPLACE & said:
         meaning.excluded.extend(x for x in AT_WORK if x not in meaning.excluded)
     if meaning.excluded:  # what names no entry is not left out ("ohne xyz"), the rest filters as "not"
         for kind, value in list(meaning.excluded):
@@ -442,6 +455,9 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
                 meaning.ignore(value)
         if meaning.excluded:
             meaning.intents["not"] = [f"{kind}={value}" for kind, value in meaning.excluded]
+    if not (meaning.words or meaning.topics or meaning.define) and set(meaning.intents) <= {"not"} \
+            and _NAMES & set(meaning.tokens):
+        meaning.add_intent("category", CLASSICS)  # "Kosenamen", "pet names, nothing cheesy": the classics
     found = _rank(meaning, dist, limit)
     if found is not None and meaning.anded and (len(found[0]) < limit or found[1]):
         found = _either(meaning, dist, limit, found)

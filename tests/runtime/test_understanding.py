@@ -296,6 +296,32 @@ def test_names_for_colleagues_leave_out_romantic_ones(dist: Dist) -> None:
         assert found.hits and not any(m & {"romantisch", "leidenschaftlich"} for m in moods), question
 
 
+@pytest.mark.parametrize("question", ["Kosenamen", "pet names", "Kosenamen, die nicht peinlich sind"])
+def test_name_words_alone_ask_for_the_classics(dist: Dist, question: str) -> None:
+    found = answer(question, dist, 5)
+    assert found.meaning.intents["category"] == ["klassiker"] and len(found.hits) == 5
+    assert all("klassiker" in dist.items[h.doc]["categories"] for h in found.hits)
+
+
+@pytest.mark.parametrize("question, left_out", [
+    ("Kosenamen für Kinder, aber nichts mit Zucker", "zucker"), ("nix mit Tieren", "tiere"),
+    ("I don't want anything romantic, it's for my sister", "romantisch"),
+    ("nickname for my coworker that isn't flirty", "leidenschaftlich"), ("kein Tiername bitte, für meine Frau", "tiere"),
+])
+def test_more_ways_to_leave_something_out(dist: Dist, question: str, left_out: str) -> None:
+    found = answer(question, dist, 5)
+    assert left_out in found.meaning.summary().get("not", []) and found.hits, question
+
+
+@pytest.mark.parametrize("question, name", [
+    ("Was bedeutet eigentlich Dreikäsehoch und ist das nett?", "Dreikäsehoch"),
+    ("Was bedeutet Schnuckiputz und woher kommt es?", "Schnuckiputz"),
+])
+def test_a_definition_ends_at_the_next_clause(dist: Dist, question: str, name: str) -> None:
+    found = answer(question, dist, 5)
+    assert found.meaning.define == name and found.hits[0].title == name
+
+
 def test_what_is_defines_a_name_not_a_superlative(dist: Dist) -> None:
     assert answer("Was ist ein Spatzl?", dist, 1).meaning.define == "Spatzl"
     best = answer("Was ist der beliebteste Kosename in Deutschland?", dist, 5)
@@ -317,7 +343,7 @@ def test_relaxation_in_the_documented_order(dist: Dist) -> None:
     assert answer("romantic french names", dist, 2).relaxed == []
 
 
-@pytest.mark.parametrize("noise", ["ab", "hi", "xx", "asdfghjkl", "qwrtzp", "blorptang quux", "Kosename", "the"])
+@pytest.mark.parametrize("noise", ["ab", "hi", "xx", "asdfghjkl", "qwrtzp", "blorptang quux", "the", "wie alt ist Angela Merkel"])
 def test_noise_gets_an_empty_answer(dist: Dist, noise: str) -> None:
     assert answer(noise, dist, 5).hits == []
 
