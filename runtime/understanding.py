@@ -15,7 +15,8 @@ and reported; a word that only occurs in meanings is ignored when the question s
 **Ranking.** Each entry gets a score in 0..1: the weighted mean of how well it matches each word
 group (confidence from petgen/search/query.py; weight 1, or 0.5 for a topic word that comes with an
 intent, like `Blume` with the category natur or `Bruder` with the relationship familie) and of each intent it satisfies (weight 0.5; for
-gender, a name for anyone counts 0.75), times 0.95, plus 0.05 if the name is a classic. Intents
+gender, a name for anyone counts 0.9), times 0.92, plus 0.08 × its standing (`standing`: a classic, and a name
+used everywhere when the question asks no region). Intents
 filter: only entries that satisfy all of them are answered. When fewer than `limit` entries above
 the confidence floor (`FLOOR`) would be left, filters are relaxed one at a time in `RELAX_ORDER`
 (length, mood, category, language, region, gender, relationship, letter); a relaxed intent still counts in the
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from petgen.content.lexicon import Lexicon
-from petgen.content.model import EVERY_REGION
+from petgen.content.model import EVERY_REGION, SUPRAREGIONAL
 from petgen.content.text import initial
 from petgen.search.index import analyze, stems, words
 from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted
@@ -46,8 +47,9 @@ WEAK = 0.5  # a word group no entry matches better than this (meanings only) is 
 INTENT_WEIGHT = 0.5
 SOFT_WEIGHT = 0.1  # an intent that comes with an entry's title ("Baby"): a tie-breaker, not a filter
 TOPIC_WEIGHT = 0.5
-ANYONE = 0.75  # a name for anyone, when a gender was asked for
-CLASSIC_SHARE = 0.05
+ANYONE = 0.9  # a name for anyone, when a gender was asked for
+CLASSIC_SHARE = 0.08  # of the score: a name's standing (`standing`): a classic, and used everywhere
+CLASSIC, EVERYWHERE = 0.6, 0.4  # the standing of a classic, of a name used everywhere (when no region is asked)
 FACETS = ("relationship", "gender", "region", "language")
 RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "relationship", "letter", "not")
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
@@ -393,7 +395,7 @@ class Answer:
 
 
 def satisfaction(kind: str, values: list[str], dist: Dist) -> np.ndarray:
-    """Per document: 1 if it has one of the asked-for values, 0.75 for a name for anyone when a
+    """Per document: 1 if it has one of the asked-for values, ANYONE for a name for anyone when a
     gender was asked for, 0 otherwise (computed once per distinct filter)."""
     return _filter(kind, values, dist)[0]
 
@@ -429,8 +431,16 @@ def left_out(kind: str, value: str, dist: Dist) -> np.ndarray:
     return found
 
 
-def _classic(dist: Dist) -> tuple[np.ndarray, Posting]:
-    return dist.search.posting_of("classic", lambda: dist.classic_mask)
+def standing(dist: Dist, everywhere: bool) -> tuple[np.ndarray, Posting]:
+    """Per document, 0..1: CLASSIC for a classic, plus EVERYWHERE for a name used everywhere (region
+    ueberregional) when the question asks no region (`everywhere`): Schatz before Madl and Deern, unless asked."""
+    def make() -> np.ndarray:
+        values = dist.classic_mask * (CLASSIC if everywhere else 1.0)
+        if everywhere:
+            values = values + EVERYWHERE * dist.mask("region", SUPRAREGIONAL)
+        return values
+
+    return dist.search.posting_of(("standing", everywhere), make)
 
 
 def answer(question: str, dist: Dist, limit: int) -> Answer:
@@ -549,6 +559,10 @@ class Ranking:
     weight: float  # of the groups and intents together
 
     @property
+    def standing(self) -> tuple[np.ndarray, Posting]:
+        return standing(self.dist, "region" not in self.meaning.intents)
+
+    @property
     def met(self) -> dict[str, np.ndarray]:
         return {kind: satisfaction(kind, values, self.dist) for kind, values in self.meaning.intents.items()}
 
@@ -562,7 +576,7 @@ class Ranking:
         weight = self.weight
         text = text * (sum(w for _, w in self.groups) / weight)
         scores = text + sum(m[docs] * (self.intent_weight[k] / weight) for k, m in met.items())
-        scores = scores * (1 - CLASSIC_SHARE) + CLASSIC_SHARE * _classic(self.dist)[0][docs]
+        scores = scores * (1 - CLASSIC_SHARE) + CLASSIC_SHARE * self.standing[0][docs]
         if self.meaning.define is not None:
             exact = np.asarray(self.dist.docs_by_title.get(self.meaning.define_key, []), dtype=np.int64)
             scores = np.minimum(scores, 0.99)
@@ -640,7 +654,7 @@ class Ranking:
         """How many entries of the shortest filter's list are expected to hold `limit` that meet every other
         filter and are classics (what the best answer to intents alone takes), twice over."""
         n = len(self.dist.items)
-        shares = sorted(len(posting) / n for _, posting in intents.values())[1:] + [len(_classic(self.dist)[1]) / n]
+        shares = sorted(len(posting) / n for _, posting in intents.values())[1:] + [len(self.standing[1]) / n]
         return int(2 * limit / max(float(np.prod(shares)), 1e-9))
 
     def bounded(self, limit: int) -> tuple[list[Hit], list[str]] | None:
@@ -662,7 +676,7 @@ class Ranking:
         weighted: list[Weighted] = [(sources, scale * w / self.weight, True) for sources, w in self.groups]
         weighted += [([(posting, 1.0, 1.0)], scale * self.intent_weight[kind] / self.weight, not words_lead)
                      for kind, (_, posting) in intents.items()]
-        weighted.append(([(_classic(self.dist)[1], 1.0, 1.0)], CLASSIC_SHARE, False))
+        weighted.append(([(self.standing[1], 1.0, 1.0)], CLASSIC_SHARE, False))
         met = {kind: values for kind, (values, _) in intents.items()}
         weights = [w for _, w in self.groups]
         total = sum(weights)
