@@ -19,7 +19,7 @@ gender, a name for anyone counts 0.9), times 0.92, plus 0.08 × its standing (`s
 used everywhere when the question asks no region). Intents
 filter: only entries that satisfy all of them are answered. When fewer than `limit` entries above
 the confidence floor (`FLOOR`) would be left, filters are relaxed one at a time in `RELAX_ORDER`
-(length, mood, category, language, region, gender, relationship, letter); a relaxed intent still counts in the
+(length, mood, category, language, region, gender, relationship, letter, not); a relaxed intent still counts in the
 score, and `_meta.relaxed` names it. Entries below the floor are never answered: a question the
 knowledge base cannot answer confidently gets an empty result and a hint.
 """
