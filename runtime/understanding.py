@@ -111,6 +111,8 @@ SYLLABLES = {"zweisilbig": "kurz", "zweisilbige": "kurz", "zweisilbigen": "kurz"
 _RELATIVE = frozenset({"die", "der", "das", "that", "which", "are", "is", "sind", "ist", "moglichst", "sehr", "very",
                        "rather", "eher", "ziemlich", "recht", "nicht", "zu"})
 PRONOUNS = frozenset({"es", "das", "er", "sie", "dies", "it", "that", "this", "he", "she", "they", "der", "die"})
+OTHER_LETTERS = re.compile(r"\s*(?:,|\boder\b|\bor\b|\bund\b|\band\b)\s*[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)",
+                           re.IGNORECASE)
 _TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
 _NAMES = {"kosename", "kosenamen", "name", "namen", "names", "spitzname", "spitznamen", "nickname", "nicknames", "pet"}
 _NOISE = {"der", "die", "das", "the", *_NAMES}  # around the name asked about: "Was bedeutet der Kosename Spatzl?"
@@ -238,7 +240,13 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         match = pattern.search(question)
         if match and not (match.group("x") == "a" and re.match(r"\s+\w", question[match.end():])):  # "with a sweet …"
             result.add_intent("letter", initial(match.group("x")))
-            question = question[:match.start()] + " " + question[match.end():]
+            end = match.end()
+            for more in OTHER_LETTERS.finditer(question, end):  # "mit L oder M", "with A, B or C": any of them
+                if more.start() != end:
+                    break
+                result.add_intent("letter", initial(more.group("x")))
+                end = more.end()
+            question = question[:match.start()] + " " + question[end:]
             break
     tokens = words(question)
     length = _length(tokens)

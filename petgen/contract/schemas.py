@@ -159,8 +159,9 @@ _ONE_OR_MORE = {"oneOf": [SLUG, {"type": "array", "items": SLUG, "minItems": 2}]
 DEFS["AskUnderstood"] = _object({
     **{facet: {**_ONE_OR_MORE, "description": f"the {facet} asked for (a list: any of them)"}
        for facet in ("relationship", "gender", "region", "language", "category", "mood")},
-    "letter": {"type": "string", "pattern": "^[a-z]$",
-               "description": "the A–Z letter the names start with (umlauts as base letters, as on /a-z/)"},
+    "letter": {"oneOf": [{"type": "string", "pattern": "^[a-z]$"},
+                         {"type": "array", "items": {"type": "string", "pattern": "^[a-z]$"}, "minItems": 2}],
+               "description": "the A–Z letter the names start with (umlauts as base letters, as on /a-z/; a list: any)"},
     "length": {"enum": ["einsilbig", "kurz", "lang"],
                "description": "how long the names are: one syllable; one word of at most two syllables and seven "
                "letters; several words, four syllables or eleven letters"},

@@ -128,6 +128,10 @@ def test_the_first_letter_filters(dist: Dist) -> None:
         assert len(found.hits) == 5 and all(initial(h.title) == letter for h in found.hits), question
     assert "letter" not in read("names starting with a sweet word", dist)  # an article, not a letter
     assert "letter" not in read("Kosenamen mit Herz", dist)
+    either = answer("Kosename mit L oder M", dist, 10)
+    assert either.meaning.intents["letter"] == ["l", "m"] and {initial(h.title) for h in either.hits} == {"l", "m"}
+    assert read("names starting with A, B or C", dist)["letter"] == ["a", "b", "c"]
+    assert read("Kosename mit S und süß", dist)["letter"] == ["s"]
     few = answer("Kosenamen mit Q", dist, 5)
     assert few.hits and {initial(h.title) for h in few.hits[:1]} == {"q"}
 
