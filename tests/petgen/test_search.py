@@ -303,16 +303,27 @@ def test_groups_that_cannot_lift_a_document_into_the_top_are_only_probed(monkeyp
 
 
 def test_recently_read_lists_and_documents_are_kept_within_their_bound() -> None:
-    """The caches of decoded posting lists and documents never hold more than their limit, the oldest going
-    first, and a list read again is the same object (its confidences decoded once)."""
+    """The caches of decoded posting lists and documents never hold more than their limit, the least recently
+    used going first (a read makes an entry the newest), and a list read again is the same object (its
+    confidences decoded once)."""
     from petgen.search.stored import Recent
 
     recent = Recent(10)
     for key in range(6):
         recent.put(key, str(key), weight=3)
         assert recent.weight <= 10
-    assert [k for k in recent.items] == [3, 4, 5] and recent.get(0) is None and recent.get(5) == "5"
-    assert recent.put(99, "too heavy", weight=11) == "too heavy" and recent.get(99) is None
+    assert list(recent.items) == [3, 4, 5] and recent.get(0) is None and recent.get(5) == "5"
+    recent = Recent(10)
+    for key in range(3):
+        recent.put(key, str(key), weight=3)
+    assert recent.get(0) == "0"  # 0 is now the most recently used: 1 goes first, then 2
+    recent.put(3, "3", weight=3)
+    assert list(recent.items) == [2, 0, 3] and recent.get(1) is None and recent.weight == 9
+    recent.put(4, "4", weight=3)
+    assert list(recent.items) == [0, 3, 4] and recent.get(2) is None
+    recent.put(3, "again", weight=4)  # the same key put twice counts once
+    assert recent.weight == 10 and recent.get(3) == "again" and list(recent.items) == [0, 4, 3]
+    assert recent.put(99, "too heavy", weight=11) == "too heavy" and recent.get(99) is None and recent.weight == 10
     index = SearchIndex.from_index(build_index([Document(slug=f"d{i}", title=f"Maus {i}", meaning="klein", url="u",
                                                           fields={"title": [f"Maus {i}"]}) for i in range(5)]))
     first = index.posting(engine.WORD, "maus")
