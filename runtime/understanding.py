@@ -34,7 +34,7 @@ from petgen.content.lexicon import Lexicon
 from petgen.content.model import EVERY_REGION
 from petgen.content.text import initial
 from petgen.search.index import analyze, stems, words
-from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted
+from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted, prefix_share, prefix_words
 from petgen.search.stored import HEAD, Posting
 from runtime.builds.dist import Dist
 
@@ -297,11 +297,13 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
     index = dist.search
     prefix_ok = meaning.define is None
+    # the question's words share the engine's budget of prefix completions, as a search query's do
+    fanout = prefix_share(prefix_words([g for g in (*meaning.words, *meaning.topics) if prefix_ok and len(g[0]) >= MIN_WORD]))
     labelled: list[tuple[str, list[Source], float]] = []
     for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
         joined = meaning.joined if kind is meaning.words else set()
         for n, g in enumerate(kind):
-            sources = index.sources(g, prefix=prefix_ok and len(g[0]) >= MIN_WORD)
+            sources = index.sources(g, prefix=prefix_ok and len(g[0]) >= MIN_WORD, fanout=fanout)
             if not sources:
                 if weight == 1.0:  # a topic word that matches nothing still asked for its intent
                     meaning.ignore(g[0])
