@@ -398,7 +398,7 @@ class Ranking:
 
         mask = kept(active)
         for kind in RELAX_ORDER:
-            if int(mask.sum()) >= limit or kind not in active:
+            if kind not in active or int(mask.sum()) >= limit:
                 continue
             wider = kept([k for k in active if k != kind and k not in relaxed])
             if wider.sum() > mask.sum():

@@ -180,6 +180,7 @@ class SearchIndex:
             docs = np.flatnonzero(values).astype(np.int32)
             posting = Posting(docs, values[docs].astype(np.float64))
             posting.rank(self.order, len(self.docs))
+            posting.dense = values.astype(np.float64)  # looked up at candidates, not searched (`_values_at`)
             found = self.named[key] = (values, posting)
         return found
 
@@ -671,7 +672,11 @@ class SearchIndex:
         at, found = self._probe(docs, candidates)
         values = np.where(found, conf[at], 0.0) if len(docs) else np.zeros(len(candidates))
         for posting, match, step in sources:
-            if len(posting) > short:
+            if len(posting) <= short:
+                continue
+            if posting.dense is not None:  # a filter's values over all documents: read at the candidates
+                np.maximum(values, posting.dense[candidates] * match * step, out=values)
+            else:
                 at, found = self._probe(posting.docs, candidates)
                 np.maximum(values, np.where(found, posting.conf_at(at) * match * step, 0.0), out=values)
         return values

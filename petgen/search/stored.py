@@ -30,12 +30,13 @@ class Posting:
     in impact order (confidence descending, then title order) and, when it is very long, a bitmap. A list of
     the index is a set of views of the mapped pack file; its confidences and levels are read when first used."""
 
-    __slots__ = ("docs", "impact", "bits", "_conf", "_levels", "_pack", "_start", "_rank", "_best")
+    __slots__ = ("docs", "impact", "bits", "dense", "_conf", "_levels", "_pack", "_start", "_rank", "_best")
 
     def __init__(self, docs: np.ndarray, conf: np.ndarray | None) -> None:
         self.docs, self._conf = docs, conf
         self.impact: np.ndarray | None = None  # docs, best first (only for lists longer than HEAD)
         self.bits: np.ndarray | None = None  # membership bitmap over all documents, 64 per word
+        self.dense: np.ndarray | None = None  # a list made at run time from values over all documents: those values
         self._levels: list[tuple[int, float]] | None = []
         self._pack: _Arrays | None = None  # a stored list: the pack, its first posting, its rank among the long lists
         self._start = self._rank = -1
