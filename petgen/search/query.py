@@ -49,6 +49,7 @@ from rapidfuzz.process import extract
 from petgen.search import index as analyzer
 from petgen.search.index import QUALITY, stems, words
 from petgen.search.packfile import Pack
+from petgen.search.sets import count, distinct, positive, probe, union
 from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Buckets, Posting, Recent, _Arrays, letter_set, within
 
 FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
@@ -89,24 +90,6 @@ def prefix_share(words: int) -> int:
 def prefix_words(groups: list[list[str]]) -> int:
     """How many words of some word groups a query expands as prefixes (those of two letters or more)."""
     return sum(1 for group in groups for word in group if len(word) >= 2)
-
-
-def distinct(parts: list[np.ndarray]) -> np.ndarray:
-    """The distinct documents of some arrays, ascending: one sort and a mask of the changes (numpy 2's
-    `np.unique` hashes first and costs several times as much)."""
-    docs = np.sort(np.concatenate(parts)) if len(parts) != 1 else np.sort(parts[0])
-    if len(docs) < 2:
-        return docs
-    keep = np.empty(len(docs), dtype=bool)
-    keep[0] = True
-    np.not_equal(docs[1:], docs[:-1], out=keep[1:])
-    return docs[keep]
-
-
-def positive(values: np.ndarray) -> np.ndarray:
-    """The documents with a value above 0 (a scratch array over all documents), ascending: a comparison and a
-    scan of booleans, several times cheaper than `np.flatnonzero` over the floats themselves."""
-    return np.flatnonzero(values > 0).astype(np.int32)
 
 
 def confidence(weights: Any) -> np.ndarray:
@@ -351,17 +334,6 @@ class SearchIndex:
         best[docs] = 0.0
         return docs, values
 
-    @staticmethod
-    def _union(touched: list[np.ndarray], values: np.ndarray) -> np.ndarray:
-        """The distinct documents of several posting lists, ascending: a sort when they are few, one pass
-        over the (positive) values of all documents when they are many."""
-        if len(touched) == 1:
-            return touched[0]
-        size = sum(len(t) for t in touched)
-        if size * 8 < len(values):
-            return distinct(touched)
-        return positive(values)
-
     def combine(self, groups: list[tuple[Group, float]]) -> tuple[np.ndarray, np.ndarray]:
         """Documents matching any group and their weighted mean confidence over the given groups."""
         weight = sum(w for _, w in groups)
@@ -375,7 +347,7 @@ class SearchIndex:
         for (docs, values), w in groups:
             total[docs] += values * w
             touched.append(docs)
-        docs = self._union(touched, total)
+        docs = union(touched, total)
         scores = total[docs] / weight
         total[docs] = 0.0
         return docs, scores
@@ -421,27 +393,9 @@ class SearchIndex:
         lists are all short is scored in full; otherwise `bounded_top` ranks the heads of the long lists."""
         matched, _ = self.matched(query)
         if limit is not None and any(len(posting) > HEAD for sources in matched for posting, _, _ in sources):
-            return self.bounded_top(matched, limit), self.count(matched)
+            return self.bounded_top(matched, limit), count(matched)
         docs, scores = self.combine([(self.group_of(sources), 1.0) for sources in matched])
         return self.ranked(docs, scores, limit), len(docs)
-
-    def count(self, groups: list[list[Source]]) -> int:
-        """How many documents match any posting list: very long lists as bitmaps OR-ed together, the
-        others' documents checked against that bitmap."""
-        postings = [posting for sources in groups for posting, _, _ in sources]
-        dense = [p.bits for p in postings if p.bits is not None]
-        sparse = [p.docs for p in postings if p.bits is None]
-        if not dense:
-            return len(sparse[0]) if len(sparse) == 1 else len(distinct(sparse))
-        bits = dense[0].copy()
-        for more in dense[1:]:
-            bits |= more
-        total = int(np.bitwise_count(bits).sum())
-        if sparse:
-            docs = np.concatenate(sparse)
-            inside = (bits[docs >> 6] >> (docs & 63).astype(np.uint64)) & np.uint64(1)
-            total += len(distinct([docs[inside == 0]]))
-        return total
 
     def bounded_top(self, groups: list[list[Source]], limit: int) -> list[Hit]:
         """The best `limit` documents, looking only at the first `head` documents of each long posting list in
@@ -552,7 +506,7 @@ class SearchIndex:
         for i, (docs, values) in merged.items():
             total[docs] += values * shares[i]
             touched.append(docs)
-        docs = self._union(touched, total)
+        docs = union(touched, total)
         partial = total[docs]
         total[docs] = 0.0
         return docs, partial
@@ -567,7 +521,7 @@ class SearchIndex:
                 values.append(probed[i])
             elif i in merged:
                 docs, found = merged[i]
-                at, inside = self._probe(docs, candidates)
+                at, inside = probe(docs, candidates)
                 values.append(np.where(inside, found[at], 0.0) if len(docs) else np.zeros(len(candidates)))
             else:
                 values.append(self._values_at(sources, candidates, 0, memo, i))
@@ -669,7 +623,7 @@ class SearchIndex:
             if memo is not None:
                 memo[key] = merged
         short, docs, conf = merged
-        at, found = self._probe(docs, candidates)
+        at, found = probe(docs, candidates)
         values = np.where(found, conf[at], 0.0) if len(docs) else np.zeros(len(candidates))
         for posting, match, step in sources:
             if len(posting) <= short:
@@ -677,17 +631,9 @@ class SearchIndex:
             if posting.dense is not None:  # a filter's values over all documents: read at the candidates
                 np.maximum(values, posting.dense[candidates] * match * step, out=values)
             else:
-                at, found = self._probe(posting.docs, candidates)
+                at, found = probe(posting.docs, candidates)
                 np.maximum(values, np.where(found, posting.conf_at(at) * match * step, 0.0), out=values)
         return values
-
-    @staticmethod
-    def _probe(docs: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For each candidate, its position in `docs` (ascending) and whether it is there."""
-        if not len(docs):
-            return np.zeros(len(candidates), dtype=np.intp), np.zeros(len(candidates), dtype=bool)
-        at = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
-        return at, docs[at] == candidates
 
     def ranked(self, docs: np.ndarray, scores: np.ndarray, limit: int | None,
                tiers: np.ndarray | None = None) -> list[Hit]:
