@@ -62,6 +62,7 @@ PREFIX_SCAN = 512  # a longer prefix looks at no more than this many words in al
 QUERY_COMPLETIONS = 4 * PREFIX_FANOUT  # the completions of all of a query's words together, at most (`prefix_share`)
 FUZZY_SCAN = 3000  # typo candidates compared per query word, at most
 FUZZY_MATCHES = 16  # typo matches kept per query word, the nearest first
+NEAR_FILTER = 64  # typo candidates of one length are filtered by their characters when there are more than this
 HEAD_GROWTH = 8  # … and, while it cannot prove that nothing outside them ranks higher, 8 times as many …
 MAX_HEAD = 4096  # … up to this many: beyond it, the top is chosen among these (a cap that rarely applies)
 MAX_CANDIDATES = 8192  # … and to this many over all of a query's long lists (a query of many common words)
@@ -208,8 +209,9 @@ class SearchIndex:
     def _nearby(self, shapes: str, word: str, distance: int, *, near: bool = False) -> tuple[list[str], np.ndarray]:
         """Strings of one kind (`shape`: indexed words, `title`: folded titles) with the first letter of `word`
         and a length within `distance` (no string further in length can be that near), at most FUZZY_SCAN,
-        the closest lengths first; with their numbers (terms, titles). With `near`, only those of them whose
-        characters allow `distance` edits (`stored.within`), in the same order."""
+        the closest lengths first; with their numbers (terms, titles). With `near`, of a bucket (one length) of more
+        than NEAR_FILTER strings only those whose characters allow `distance` edits (`stored.within`), in the same
+        order (a smaller bucket is compared whole: filtering it costs more than comparing the few it would drop)."""
         buckets = self.near[shapes]
         found: list[str] = []
         ids: list[np.ndarray] = []
@@ -220,7 +222,7 @@ class SearchIndex:
                 continue
             strings, items, sets = buckets[b]
             take = min(len(strings), left)
-            if near:
+            if near and take > NEAR_FILTER:
                 keep = np.flatnonzero(within(sets[:take], own, distance))
                 found.extend([strings[i] for i in keep.tolist()])
                 ids.append(items[:take][keep])
