@@ -164,7 +164,7 @@ class SearchIndex:
             docs = np.flatnonzero(values).astype(np.int32)
             posting = Posting(docs, values[docs].astype(np.float64))
             posting.rank(self.order, len(self.docs))
-            posting.dense = values.astype(np.float64)  # looked up at candidates, not searched (`_values_at`)
+            posting.dense = np.asarray(values, dtype=np.float64)  # looked up at candidates, not searched (`_values_at`)
             found = self.named[key] = (values, posting)
         return found
 
