@@ -20,7 +20,9 @@ and reused by later runs, bench/corpus.py).
    `--connections`, `--duration` s after a 1 s warm-up) cycles through the same queries as
    `GET /api/search?q=…`, as `POST /ask` `{"query": …, "limit": 10}` and as MCP `tools/call` of
    `search` (`POST /mcp`, limit 10); the three alternate for `--rounds` rounds, the table shows the
-   median and each one's ratio to /api/search. With `--datasette`, Datasette serving an SQLite
+   median and each one's ratio to /api/search, and a second table the requests served per CPU second of
+   the server's processes (from /proc) in the same runs, which other load on the machine changes much
+   less than requests/s. With `--datasette`, Datasette serving an SQLite
    copy of the same entries (FTS5, `unicode61 remove_diacritics 2`, `suggest_facets off`) at
    `/names/names.json?_search=…&_size=10` runs in the same rounds. Loopback only; the script
    starts and stops every server.
@@ -47,7 +49,7 @@ import orjson
 import sqlite_utils
 from corpus import built_dist
 from search_quality import CLASSES, QUERIES, build_dist, fts_rows
-from servers import free_port, run_server, stop
+from servers import free_port, group_cpu, run_server, stop
 
 from docs import recorded
 from runtime.ask import answer
@@ -148,19 +150,24 @@ def sqlite_copy(dist: Dist, path: Path) -> Path:
     return path
 
 
-def wrk(base: str, requests: list[tuple[str, str, str]], script: Path, duration: int, connections: int) -> float:
-    """Requests/s for wrk cycling through `requests` (method, path, body) on `base`; exits if any answer is
-    not 2xx/3xx."""
+def wrk(base: str, requests: list[tuple[str, str, str]], script: Path, duration: int, connections: int,
+        cpu: Callable[[], float]) -> tuple[float, float]:
+    """Requests/s for wrk cycling through `requests` (method, path, body) on `base`, and requests per CPU second
+    of the server (`cpu`: its CPU seconds so far), which other load on the machine barely changes; exits if any
+    answer is not 2xx/3xx."""
     lua = ",\n".join("  {" + ", ".join(json_lua(part) for part in r) + "}" for r in requests)
     script.write_text(WRK_SCRIPT.format(requests=lua))
     command = ["wrk", "-t1", f"-c{connections}", "-s", str(script)]
     subprocess.run([*command, "-d1s", base], capture_output=True, check=True, timeout=60)  # warm-up
+    used = cpu()
     out = subprocess.run([*command, f"-d{duration}s", base], capture_output=True, text=True, check=True,
                          timeout=duration + 60).stdout
+    used = cpu() - used
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if errors:
         raise SystemExit(f"{base}: {errors.group(1)} error responses\n{out}")
-    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    served = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    return float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), served / max(used, 1e-9)  # type: ignore[union-attr]
 
 
 def json_lua(text: str) -> str:
@@ -192,8 +199,10 @@ def endpoints(queries: list[str]) -> dict[str, list[tuple[str, str, str]]]:
     }
 
 
-def http(label: str, dist_root: Path, dist: Dist, root: Path, args: argparse.Namespace) -> dict[str, float]:
-    """Median requests/s of /api/search, /ask and the MCP search tool on one runtime (and Datasette)."""
+def http(label: str, dist_root: Path, dist: Dist, root: Path,
+         args: argparse.Namespace) -> tuple[dict[str, float], dict[str, float]]:
+    """Median requests/s of /api/search, /ask and the MCP search tool on one runtime (and Datasette), and median
+    requests per CPU second of the server."""
     queries = [q for _, q, _ in QUERIES]
     runtime = [sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--no-ws", "--log-level",
                "warning", "--host", "127.0.0.1", "--port", "{port}", "runtime.app:create_app"]
@@ -205,6 +214,7 @@ def http(label: str, dist_root: Path, dist: Dist, root: Path, args: argparse.Nam
                                 {"Datasette": [("GET", f"/{db.stem}/names.json?_search={quote(q)}&_size=10", "")
                                                for q in queries]})
     results: dict[str, list[float]] = {}
+    per_cpu: dict[str, list[float]] = {}
     for _ in range(args.rounds):
         for command, env, paths in servers.values():
             port = free_port()
@@ -213,11 +223,14 @@ def http(label: str, dist_root: Path, dist: Dist, root: Path, args: argparse.Nam
                 base = f"http://127.0.0.1:{port}"
                 for name, requests in paths.items():
                     check(base, requests[0])
-                    rps = wrk(base, requests, root / "requests.lua", args.duration, args.connections)
+                    rps, cpu = wrk(base, requests, root / "requests.lua", args.duration, args.connections,
+                                   lambda: group_cpu(proc))
                     results.setdefault(name, []).append(rps)
+                    per_cpu.setdefault(name, []).append(cpu)
             finally:
                 stop(proc)
-    return {name: statistics.median(rps) for name, rps in results.items()}
+    return ({name: statistics.median(rps) for name, rps in results.items()},
+            {name: statistics.median(cpu) for name, cpu in per_cpu.items()})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,7 +308,7 @@ def run(args: argparse.Namespace) -> None:
             full, index = load_times(dist_root, args.loads)
             load_rows.append((size, full, index))
             if not args.no_http:
-                http_rows.append((size, http(f"kb{n}", dist_root, dist, root, args)))
+                http_rows.append((size, *http(f"kb{n}", dist_root, dist, root, args)))
             gc.unfreeze()
 
     print(f"\nIn-process latency, {len(queries)} queries x {args.reps} (ms per call)")
@@ -327,9 +340,15 @@ def run(args: argparse.Namespace) -> None:
               "/api/search)")
         names = list(http_rows[0][1])
         print(f"{'entries':>8} " + " ".join(f"{name:>18}" for name in names))
-        for size, rps in http_rows:
+        for size, rps, _ in http_rows:
             base = rps["/api/search"]
             print(f"{size:>8} " + " ".join(f"{rps[name]:>10.0f} ({rps[name] / base:.2f}x)" for name in names))
+        print("\nThe same runs, requests per CPU second of the server's processes (other load on the machine changes "
+              "this less than requests/s; ratio to /api/search)")
+        print(f"{'entries':>8} " + " ".join(f"{name:>18}" for name in names))
+        for size, _, cpu in http_rows:
+            base = cpu["/api/search"]
+            print(f"{size:>8} " + " ".join(f"{cpu[name]:>10.0f} ({cpu[name] / base:.2f}x)" for name in names))
 
 
 if __name__ == "__main__":

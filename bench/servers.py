@@ -43,3 +43,20 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+def group_cpu(proc: subprocess.Popen[bytes]) -> float:
+    """CPU seconds (user and system) used so far by the live processes of a server started by run_server (its
+    process group: the server and the workers it started), from /proc; 0 where /proc is not there."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0
+    for entry in os.scandir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()  # after the command name, which may hold spaces
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[2]) == proc.pid:  # pgrp
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick

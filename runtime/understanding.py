@@ -36,7 +36,7 @@ from petgen.content.lexicon import Lexicon
 from petgen.content.model import EVERY_REGION, SUPRAREGIONAL
 from petgen.content.text import initial
 from petgen.search.index import analyze, stems, words
-from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted
+from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted, prefix_share, prefix_words
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
@@ -517,12 +517,14 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
     """The best `limit` entries for a reading and the filters relaxed; None when nothing of it can be searched."""
     index = dist.search
     prefix_ok = meaning.define is None
+    # the question's words share the engine's budget of prefix completions, as a search query's do
+    fanout = prefix_share(prefix_words([g for g in (*meaning.words, *meaning.topics) if prefix_ok and len(g[0]) >= MIN_WORD]))
     labelled: list[tuple[str, list[Source], float]] = []
     unknown = 0  # the question's words that match no entry at all
     for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
         joined = meaning.joined if kind is meaning.words else set()
         for n, g in enumerate(kind):
-            sources = index.sources(g, prefix=prefix_ok and len(g[0]) >= MIN_WORD)
+            sources = index.sources(g, prefix=prefix_ok and len(g[0]) >= MIN_WORD, fanout=fanout)
             if not sources:
                 if weight == 1.0:  # a topic word that matches nothing still asked for its intent
                     meaning.ignore(g[0])
@@ -624,7 +626,7 @@ class Ranking:
 
         mask = kept(active)
         for kind in RELAX_ORDER:
-            if int(mask.sum()) >= limit or kind not in active:
+            if kind not in active or int(mask.sum()) >= limit:
                 continue
             wider = kept([k for k in active if k != kind and k not in relaxed])
             if wider.sum() > mask.sum():

@@ -16,7 +16,10 @@ the figure means the same whatever the query.
 
 **Bounded cost** (the caps, tested in tests/petgen/test_search.py):
 - a prefix expands to at most `PREFIX_FANOUT` indexed words, the shortest first (precomputed for
-  prefixes of up to `SHORT_PREFIX` letters; a longer prefix looks at most at `PREFIX_SCAN` words);
+  prefixes of up to `SHORT_PREFIX` letters; a longer prefix looks at most at `PREFIX_SCAN` words), and the
+  words of one query share `QUERY_COMPLETIONS`: when n of its words are expanded as prefixes, each keeps
+  its first `prefix_share(n)` = min(PREFIX_FANOUT, QUERY_COMPLETIONS // n) completions (a query of up to
+  four words is not affected; twenty words keep six each);
 - typos are looked for only when the word itself is not indexed, among at most `FUZZY_SCAN`
   candidates (same first letter, length within the edit distance) and keep the `FUZZY_MATCHES` nearest;
 - each query word costs at most its postings, and the best `limit` are selected with a partition
@@ -46,6 +49,7 @@ from rapidfuzz.process import extract
 from petgen.search import index as analyzer
 from petgen.search.index import QUALITY, stems, words
 from petgen.search.packfile import Pack
+from petgen.search.sets import count, distinct, positive, probe, union
 from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Buckets, Posting, Recent, _Arrays, letter_set, within
 
 FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
@@ -55,8 +59,10 @@ ALTERNATIVE_STEP = 0.02  # in a word group, each later alternative counts 2 % le
 PREFIX_FANOUT = 32  # a prefix completes to at most this many indexed words (the shortest first)
 SHORT_PREFIX = 3  # prefixes up to this length have their completions precomputed
 PREFIX_SCAN = 512  # a longer prefix looks at no more than this many words in alphabetical order
+QUERY_COMPLETIONS = 4 * PREFIX_FANOUT  # the completions of all of a query's words together, at most (`prefix_share`)
 FUZZY_SCAN = 3000  # typo candidates compared per query word, at most
 FUZZY_MATCHES = 16  # typo matches kept per query word, the nearest first
+NEAR_FILTER = 64  # typo candidates of one length are filtered by their characters when there are more than this
 HEAD_GROWTH = 8  # … and, while it cannot prove that nothing outside them ranks higher, 8 times as many …
 MAX_HEAD = 4096  # … up to this many: beyond it, the top is chosen among these (a cap that rarely applies)
 MAX_CANDIDATES = 8192  # … and to this many over all of a query's long lists (a query of many common words)
@@ -69,11 +75,22 @@ SCORE_DIGITS = 4  # scores are compared at this precision; ties go to the engine
 
 # The ranking constants the page's search script (petgen/emit/templates/search.js) reads from /search/index.json.
 SCORING = {"field_confidence": [list(point) for point in FIELD_CONFIDENCE], "prefix": [PREFIX_BASE, PREFIX_COVERAGE],
-           "prefix_fanout": PREFIX_FANOUT, "short_prefix": SHORT_PREFIX, "prefix_scan": PREFIX_SCAN, "typo_matches": FUZZY_MATCHES,
+           "prefix_fanout": PREFIX_FANOUT, "query_completions": QUERY_COMPLETIONS, "short_prefix": SHORT_PREFIX, "prefix_scan": PREFIX_SCAN, "typo_matches": FUZZY_MATCHES,
            "score_digits": SCORE_DIGITS}
 
 Group = tuple[np.ndarray, np.ndarray]  # (docs, best confidence per doc) of one word group
 Memo = dict[int, tuple[int, np.ndarray, np.ndarray]]  # per group: up to which length its lists were merged, and the merge
+
+
+def prefix_share(words: int) -> int:
+    """How many completions each word of a query keeps when `words` of its words are expanded as prefixes: the
+    query's QUERY_COMPLETIONS shared out, PREFIX_FANOUT at most (0 for a query of more words than that)."""
+    return min(PREFIX_FANOUT, QUERY_COMPLETIONS // max(1, words))
+
+
+def prefix_words(groups: list[list[str]]) -> int:
+    """How many words of some word groups a query expands as prefixes (those of two letters or more)."""
+    return sum(1 for group in groups for word in group if len(word) >= 2)
 
 
 def confidence(weights: Any) -> np.ndarray:
@@ -147,6 +164,7 @@ class SearchIndex:
             docs = np.flatnonzero(values).astype(np.int32)
             posting = Posting(docs, values[docs].astype(np.float64))
             posting.rank(self.order, len(self.docs))
+            posting.dense = np.asarray(values, dtype=np.float64)  # looked up at candidates, not searched (`_values_at`)
             found = self.named[key] = (values, posting)
         return found
 
@@ -191,8 +209,9 @@ class SearchIndex:
     def _nearby(self, shapes: str, word: str, distance: int, *, near: bool = False) -> tuple[list[str], np.ndarray]:
         """Strings of one kind (`shape`: indexed words, `title`: folded titles) with the first letter of `word`
         and a length within `distance` (no string further in length can be that near), at most FUZZY_SCAN,
-        the closest lengths first; with their numbers (terms, titles). With `near`, only those of them whose
-        characters allow `distance` edits (`stored.within`), in the same order."""
+        the closest lengths first; with their numbers (terms, titles). With `near`, of a bucket (one length) of more
+        than NEAR_FILTER strings only those whose characters allow `distance` edits (`stored.within`), in the same
+        order (a smaller bucket is compared whole: filtering it costs more than comparing the few it would drop)."""
         buckets = self.near[shapes]
         found: list[str] = []
         ids: list[np.ndarray] = []
@@ -203,7 +222,7 @@ class SearchIndex:
                 continue
             strings, items, sets = buckets[b]
             take = min(len(strings), left)
-            if near:
+            if near and take > NEAR_FILTER:
                 keep = np.flatnonzero(within(sets[:take], own, distance))
                 found.extend([strings[i] for i in keep.tolist()])
                 ids.append(items[:take][keep])
@@ -237,8 +256,9 @@ class SearchIndex:
         matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=FUZZY_MATCHES)
         return [(found, int(ids[at]), int(distance)) for found, distance, at in matches if distance > 0]
 
-    def postings(self, word: str, *, prefix: bool = True) -> Iterator[tuple[Posting, float]]:
-        """Every posting list one query word matches, with the quality of the match (its confidence factor)."""
+    def postings(self, word: str, *, prefix: bool = True, fanout: int = PREFIX_FANOUT) -> Iterator[tuple[Posting, float]]:
+        """Every posting list one query word matches, with the quality of the match (its confidence factor); of
+        its completions as a prefix, the first `fanout` (the word's share of its query's, `prefix_share`)."""
         terms = self.arrays.terms
         own = terms.find(word)
         word_stems = stems(word)
@@ -253,18 +273,19 @@ class SearchIndex:
             found = self._posting(PART, own if term == word else terms.find(term))
             if found is not None:
                 yield found, MATCH["compound"]
-        if prefix and len(word) >= 2:
+        if prefix and len(word) >= 2 and fanout > 0:
             chars = self.arrays.term_chars
-            for t in self._completions(word):
+            for t in self._completions(word)[:fanout]:
                 yield self._posting(WORD, t), PREFIX_BASE + PREFIX_COVERAGE * len(word) / int(chars[t])
         for _, t, distance in self._typos(word, own):
             yield self._posting(WORD, t), MATCH["typo1" if distance == 1 else "typo2"]
 
-    def sources(self, group: list[str], *, prefix: bool = True) -> list[Source]:
+    def sources(self, group: list[str], *, prefix: bool = True, fanout: int = PREFIX_FANOUT) -> list[Source]:
         """The posting lists of one word group, each with its match quality and its alternative's factor
-        (the first alternative is preferred: each later one counts ALTERNATIVE_STEP less)."""
-        return [(posting, match, 1.0 - ALTERNATIVE_STEP * position)
-                for position, word in enumerate(group) for posting, match in self.postings(word, prefix=prefix)]
+        (the first alternative is preferred: each later one counts ALTERNATIVE_STEP less); each word's first
+        `fanout` completions (see `postings`)."""
+        return [(posting, match, 1.0 - ALTERNATIVE_STEP * position) for position, word in enumerate(group)
+                for posting, match in self.postings(word, prefix=prefix, fanout=fanout)]
 
     # -- scoring -------------------------------------------------------------------------------
 
@@ -277,7 +298,7 @@ class SearchIndex:
 
     def group(self, group: list[str], *, prefix: bool = True) -> Group:
         """The documents one word group matches and their best confidence (0..1)."""
-        return self.group_of(self.sources(group, prefix=prefix))
+        return self.group_of(self.sources(group, prefix=prefix, fanout=prefix_share(prefix_words([group]))))
 
     def group_of(self, sources: list[Source]) -> Group:
         """Every document of the posting lists and its best confidence among them."""
@@ -296,7 +317,7 @@ class SearchIndex:
                     * np.repeat([match for _, match, _ in sources], sizes) * np.repeat([step for _, _, step in sources], sizes))
             order = np.argsort(docs, kind="stable")
             docs, conf = docs[order], conf[order]
-            starts = np.flatnonzero(np.diff(docs)) + 1
+            starts = np.flatnonzero(np.diff(docs) != 0) + 1
             starts = np.concatenate(([0], starts)) if len(docs) else starts
             return docs[starts], np.maximum.reduceat(conf, starts) if len(docs) else conf
         best = self._scratch()
@@ -310,21 +331,10 @@ class SearchIndex:
             else:
                 best[docs] = conf
             touched.append(docs)
-        docs = np.flatnonzero(best).astype(np.int32)
+        docs = positive(best)
         values = best[docs]
         best[docs] = 0.0
         return docs, values
-
-    @staticmethod
-    def _union(touched: list[np.ndarray], values: np.ndarray) -> np.ndarray:
-        """The distinct documents of several posting lists, ascending: a sort when they are few, one pass
-        over the (positive) values of all documents when they are many."""
-        if len(touched) == 1:
-            return touched[0]
-        size = sum(len(t) for t in touched)
-        if size * 8 < len(values):
-            return np.unique(np.concatenate(touched))
-        return np.flatnonzero(values).astype(np.int32)
 
     def combine(self, groups: list[tuple[Group, float]]) -> tuple[np.ndarray, np.ndarray]:
         """Documents matching any group and their weighted mean confidence over the given groups."""
@@ -339,7 +349,7 @@ class SearchIndex:
         for (docs, values), w in groups:
             total[docs] += values * w
             touched.append(docs)
-        docs = self._union(touched, total)
+        docs = union(touched, total)
         scores = total[docs] / weight
         total[docs] = 0.0
         return docs, scores
@@ -359,10 +369,13 @@ class SearchIndex:
 
     def matched(self, query: str | list[str] | list[list[str]], *,
                 prefix: bool = True) -> tuple[list[list[Source]], list[list[str]]]:
-        """The posting lists of each word group that matches anything, and the groups that match nothing."""
+        """The posting lists of each word group that matches anything, and the groups that match nothing; the
+        query's words share QUERY_COMPLETIONS completions (`prefix_share`)."""
         matched, unmatched = [], []
-        for g in self.as_groups(query):
-            found = self.sources(g, prefix=prefix)
+        groups = self.as_groups(query)
+        fanout = prefix_share(prefix_words(groups))
+        for g in groups:
+            found = self.sources(g, prefix=prefix, fanout=fanout)
             (matched.append(found) if found else unmatched.append(g))
         return matched, unmatched
 
@@ -382,27 +395,9 @@ class SearchIndex:
         lists are all short is scored in full; otherwise `bounded_top` ranks the heads of the long lists."""
         matched, _ = self.matched(query)
         if limit is not None and any(len(posting) > HEAD for sources in matched for posting, _, _ in sources):
-            return self.bounded_top(matched, limit), self.count(matched)
+            return self.bounded_top(matched, limit), count(matched)
         docs, scores = self.combine([(self.group_of(sources), 1.0) for sources in matched])
         return self.ranked(docs, scores, limit), len(docs)
-
-    def count(self, groups: list[list[Source]]) -> int:
-        """How many documents match any posting list: very long lists as bitmaps OR-ed together, the
-        others' documents checked against that bitmap."""
-        postings = [posting for sources in groups for posting, _, _ in sources]
-        dense = [p.bits for p in postings if p.bits is not None]
-        sparse = [p.docs for p in postings if p.bits is None]
-        if not dense:
-            return len(sparse[0]) if len(sparse) == 1 else len(np.unique(np.concatenate(sparse)))
-        bits = dense[0].copy()
-        for more in dense[1:]:
-            bits |= more
-        total = int(np.bitwise_count(bits).sum())
-        if sparse:
-            docs = np.concatenate(sparse)
-            inside = (bits[docs >> 6] >> (docs & 63).astype(np.uint64)) & np.uint64(1)
-            total += len(np.unique(docs[inside == 0]))
-        return total
 
     def bounded_top(self, groups: list[list[Source]], limit: int) -> list[Hit]:
         """The best `limit` documents, looking only at the first `head` documents of each long posting list in
@@ -493,7 +488,8 @@ class SearchIndex:
                 merged[i] = self.group_of(groups[i][0])
         if not skipped:
             return None
-        candidates, partial = self._partial(merged, shares)
+        # the cheap groups' sums of step 1 stand unless an expensive group was merged too
+        candidates, partial = self._partial(merged, shares) if len(merged) > len(cheap) else (docs, partial)
         probed: dict[int, np.ndarray] = {}
         for i in [*skipped, None]:  # the skipped groups probed one by one, the candidates fewer after each
             keep = partial + ceiling + 1e-9 >= floor
@@ -512,7 +508,7 @@ class SearchIndex:
         for i, (docs, values) in merged.items():
             total[docs] += values * shares[i]
             touched.append(docs)
-        docs = self._union(touched, total)
+        docs = union(touched, total)
         partial = total[docs]
         total[docs] = 0.0
         return docs, partial
@@ -527,7 +523,7 @@ class SearchIndex:
                 values.append(probed[i])
             elif i in merged:
                 docs, found = merged[i]
-                at, inside = self._probe(docs, candidates)
+                at, inside = probe(docs, candidates)
                 values.append(np.where(inside, found[at], 0.0) if len(docs) else np.zeros(len(candidates)))
             else:
                 values.append(self._values_at(sources, candidates, 0, memo, i))
@@ -562,7 +558,7 @@ class SearchIndex:
         leading = [sources for sources, _, lead in groups if lead]
         pieces = [posting.docs if posting.impact is None or len(posting) <= head else posting.impact[:head]
                   for sources in leading for posting, _, _ in sources]
-        candidates = np.unique(np.concatenate(pieces)) if pieces else np.zeros(0, dtype=np.int32)
+        candidates = distinct(pieces) if pieces else np.zeros(0, dtype=np.int32)
         values = [self._values_at(sources, candidates, head, memo, i) for i, (sources, _, _) in enumerate(groups)]
         scores, kept = score(candidates, values)
         if kept is not None:
@@ -629,21 +625,17 @@ class SearchIndex:
             if memo is not None:
                 memo[key] = merged
         short, docs, conf = merged
-        at, found = self._probe(docs, candidates)
+        at, found = probe(docs, candidates)
         values = np.where(found, conf[at], 0.0) if len(docs) else np.zeros(len(candidates))
         for posting, match, step in sources:
-            if len(posting) > short:
-                at, found = self._probe(posting.docs, candidates)
+            if len(posting) <= short:
+                continue
+            if posting.dense is not None:  # a filter's values over all documents: read at the candidates
+                np.maximum(values, posting.dense[candidates] * match * step, out=values)
+            else:
+                at, found = probe(posting.docs, candidates)
                 np.maximum(values, np.where(found, posting.conf_at(at) * match * step, 0.0), out=values)
         return values
-
-    @staticmethod
-    def _probe(docs: np.ndarray, candidates: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """For each candidate, its position in `docs` (ascending) and whether it is there."""
-        if not len(docs):
-            return np.zeros(len(candidates), dtype=np.intp), np.zeros(len(candidates), dtype=bool)
-        at = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
-        return at, docs[at] == candidates
 
     def ranked(self, docs: np.ndarray, scores: np.ndarray, limit: int | None,
                tiers: np.ndarray | None = None) -> list[Hit]:

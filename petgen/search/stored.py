@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import zlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,12 +30,13 @@ class Posting:
     in impact order (confidence descending, then title order) and, when it is very long, a bitmap. A list of
     the index is a set of views of the mapped pack file; its confidences and levels are read when first used."""
 
-    __slots__ = ("docs", "impact", "bits", "_conf", "_levels", "_pack", "_start", "_rank", "_best")
+    __slots__ = ("docs", "impact", "bits", "dense", "_conf", "_levels", "_pack", "_start", "_rank", "_best")
 
     def __init__(self, docs: np.ndarray, conf: np.ndarray | None) -> None:
         self.docs, self._conf = docs, conf
         self.impact: np.ndarray | None = None  # docs, best first (only for lists longer than HEAD)
         self.bits: np.ndarray | None = None  # membership bitmap over all documents, 64 per word
+        self.dense: np.ndarray | None = None  # a list made at run time from values over all documents: those values
         self._levels: list[tuple[int, float]] | None = []
         self._pack: _Arrays | None = None  # a stored list: the pack, its first posting, its rank among the long lists
         self._start = self._rank = -1
@@ -249,26 +251,37 @@ class Documents(Sequence[list[str]]):
 
 class Recent:
     """A bounded cache of what queries read from the pack most recently (posting lists with their decoded
-    confidences, documents' strings): building them per query cost more than the search at small sizes. The
-    oldest entries go first once the summed weight of the kept ones would pass `limit`."""
+    confidences, documents' strings, typo buckets): building them per query cost more than the search at small
+    sizes. Least recently used first out: a `get` that finds an entry makes it the newest, and the least recently
+    used entries go once the summed weight of the kept ones would pass `limit` (an entry heavier than `limit` is
+    not kept). Safe to share between threads: each step is one operation of the ordered dict, and a step that
+    finds its entry already taken by another thread is skipped."""
 
     def __init__(self, limit: int) -> None:
         self.limit, self.weight = limit, 0
-        self.items: dict[int, tuple[Any, int]] = {}
+        self.items: OrderedDict[int, tuple[Any, int]] = OrderedDict()
 
     def get(self, key: int) -> Any:
         found = self.items.get(key)
-        return None if found is None else found[0]
+        if found is None:
+            return None
+        try:
+            self.items.move_to_end(key)
+        except KeyError:  # another thread evicted it meanwhile
+            pass
+        return found[0]
 
     def put(self, key: int, value: Any, weight: int = 1) -> Any:
         if weight > self.limit:
             return value
         items = self.items
+        old = items.pop(key, None)  # the same entry made twice (two threads): counted once
+        if old is not None:
+            self.weight -= old[1]
         while items and self.weight + weight > self.limit:
             try:
-                oldest = next(iter(items))
-                self.weight -= items.pop(oldest)[1]
-            except (RuntimeError, KeyError, StopIteration):  # another thread evicted it first
+                self.weight -= items.popitem(last=False)[1][1]
+            except KeyError:  # another thread emptied it first
                 break
         items[key] = (value, weight)
         self.weight += weight

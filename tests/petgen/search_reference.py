@@ -56,15 +56,16 @@ class Reference:
                           limit=engine.FUZZY_MATCHES)
         return [(found, int(distance)) for found, distance, _ in matches if distance > 0]
 
-    def matches(self, word: str) -> list[tuple[dict[int, float], float]]:
-        """Every posting list (document -> confidence) the word matches, with the match's quality."""
+    def matches(self, word: str, fanout: int = engine.PREFIX_FANOUT) -> list[tuple[dict[int, float], float]]:
+        """Every posting list (document -> confidence) the word matches, with the match's quality; of its
+        completions, the first `fanout` (its share of the query's QUERY_COMPLETIONS)."""
         stems_, words_, parts = (self.kinds[kind] for kind in KINDS)
         found = [(stems_[s], QUALITY["stem"]) for s in stems(word) if s in stems_]
         found += [(words_[word], 1.0)] if word in words_ else []
         found += [(parts[t], QUALITY["compound"]) for t in {word, *stems(word)} if t in parts]
         if len(word) >= 2:
             found += [(words_[c], engine.PREFIX_BASE + engine.PREFIX_COVERAGE * len(word) / len(c))
-                      for c in self.completions(word)]
+                      for c in self.completions(word)[:fanout]]
         found += [(words_[t], QUALITY["typo1" if d == 1 else "typo2"]) for t, d in self.typos(word)]
         return found
 
@@ -72,12 +73,14 @@ class Reference:
         """Each matching document's mean over the matching groups of its best confidence in the group."""
         groups = [[w] for w in analyze(query)] if isinstance(query, str) else query
         groups = [g for i, g in enumerate(groups) if g and g not in groups[:i]]
+        words_ = sum(1 for group in groups for word in group if len(word) >= 2)  # expanded as prefixes
+        fanout = min(engine.PREFIX_FANOUT, engine.QUERY_COMPLETIONS // max(1, words_))
         values: list[dict[int, float]] = []
         for group in groups:
             best: dict[int, float] = {}
             for position, word in enumerate(group):
                 step = 1.0 - engine.ALTERNATIVE_STEP * position
-                for posting, match in self.matches(word):
+                for posting, match in self.matches(word, fanout):
                     for doc, conf in posting.items():
                         best[doc] = max(best.get(doc, 0.0), conf * match * step)
             if best:

@@ -186,6 +186,45 @@ def test_prefix_expansion_is_capped() -> None:
     assert len(big.search("kusch")) <= engine.PREFIX_FANOUT
 
 
+PREFIXES = "ba bi bo bu da di do fa fe fi fo ga ge gi go ha hi ho hu ka".split()  # no stopwords among them
+LETTERS = "abcdfghijklmnopqrstuvwxyz"  # no "e": no ae/oe/ue, which fold to one letter
+
+
+def test_a_query_cannot_expand_beyond_its_completions() -> None:
+    """The words of one query share QUERY_COMPLETIONS completions: each of n words expanded as prefixes keeps
+    its first prefix_share(n); a query of four words or fewer is not affected, twenty words keep six each, and
+    the completions of a whole query never pass the cap. A word's completions are those it has alone, cut short."""
+    index = SearchIndex.from_index(build_index([
+        Document(f"d{p}{i}", p + LETTERS[i % 25] + LETTERS[i // 25], "m", "u", {"title": [p + LETTERS[i % 25] + LETTERS[i // 25]]})
+        for p in PREFIXES for i in range(2 * engine.PREFIX_FANOUT)]))
+    assert all(len(index.completions(p)) == engine.PREFIX_FANOUT for p in PREFIXES)
+    assert engine.QUERY_COMPLETIONS == 4 * engine.PREFIX_FANOUT
+    assert [engine.prefix_share(n) for n in (1, 4, 5, 20, 128, 129)] == [32, 32, 25, 6, 1, 0]
+
+    def expanded(query: str) -> list[int]:
+        """How many completions each word of the query brought (its lists with prefixes, less those without)."""
+        with_prefix, _ = index.matched(query)
+        without, _ = index.matched(query, prefix=False)
+        return [len(a) - len(b) for a, b in zip(with_prefix, without)] + [len(a) for a in with_prefix[len(without):]]
+
+    for words in (1, 4, 5, 8, 20):
+        query = " ".join(PREFIXES[:words])
+        found = expanded(query)
+        assert found == [engine.prefix_share(words)] * words, query
+        assert sum(found) <= engine.QUERY_COMPLETIONS
+    assert expanded(" ".join(PREFIXES[:4])) == [engine.PREFIX_FANOUT] * 4  # four words: every completion
+    # 20 words: each word's six shortest completions, the same as its own first six
+    query = " ".join(PREFIXES)
+    docs, _, _ = index.scored(query)
+    first = {w for p in PREFIXES for w in index.completions(p)[:engine.prefix_share(20)]}
+    assert {index.docs[d][1] for d in docs.tolist()} == first
+    assert index.top(query, 10)[1] == len(first) == 20 * 6 < len(PREFIXES) * engine.PREFIX_FANOUT
+    # a group of alternatives counts each of its words
+    groups, _ = index.matched([PREFIXES[:3], PREFIXES[3:5]])
+    assert sum(len(g) for g in groups) == 5 * engine.prefix_share(5)
+    assert engine.prefix_words([["ab", "c"], ["def"]]) == 2  # words of one letter are not expanded
+
+
 def test_a_long_prefix_looks_at_prefix_scan_words_at_most(monkeypatch: pytest.MonkeyPatch) -> None:
     big = many(300, "kuschel")  # kuschelaa0, kuschelba1, … : 300 words that start with "kusche"
     everything = sorted(w for w in big.arrays.terms if w.startswith("kusche") and big.posting(engine.WORD, w))
@@ -303,16 +342,27 @@ def test_groups_that_cannot_lift_a_document_into_the_top_are_only_probed(monkeyp
 
 
 def test_recently_read_lists_and_documents_are_kept_within_their_bound() -> None:
-    """The caches of decoded posting lists and documents never hold more than their limit, the oldest going
-    first, and a list read again is the same object (its confidences decoded once)."""
+    """The caches of decoded posting lists and documents never hold more than their limit, the least recently
+    used going first (a read makes an entry the newest), and a list read again is the same object (its
+    confidences decoded once)."""
     from petgen.search.stored import Recent
 
     recent = Recent(10)
     for key in range(6):
         recent.put(key, str(key), weight=3)
         assert recent.weight <= 10
-    assert [k for k in recent.items] == [3, 4, 5] and recent.get(0) is None and recent.get(5) == "5"
-    assert recent.put(99, "too heavy", weight=11) == "too heavy" and recent.get(99) is None
+    assert list(recent.items) == [3, 4, 5] and recent.get(0) is None and recent.get(5) == "5"
+    recent = Recent(10)
+    for key in range(3):
+        recent.put(key, str(key), weight=3)
+    assert recent.get(0) == "0"  # 0 is now the most recently used: 1 goes first, then 2
+    recent.put(3, "3", weight=3)
+    assert list(recent.items) == [2, 0, 3] and recent.get(1) is None and recent.weight == 9
+    recent.put(4, "4", weight=3)
+    assert list(recent.items) == [0, 3, 4] and recent.get(2) is None
+    recent.put(3, "again", weight=4)  # the same key put twice counts once
+    assert recent.weight == 10 and recent.get(3) == "again" and list(recent.items) == [0, 4, 3]
+    assert recent.put(99, "too heavy", weight=11) == "too heavy" and recent.get(99) is None and recent.weight == 10
     index = SearchIndex.from_index(build_index([Document(slug=f"d{i}", title=f"Maus {i}", meaning="klein", url="u",
                                                           fields={"title": [f"Maus {i}"]}) for i in range(5)]))
     first = index.posting(engine.WORD, "maus")

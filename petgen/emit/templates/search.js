@@ -88,8 +88,9 @@
 
   /* One query word against every document: petgen/search/query.py `SearchIndex.postings` and `group_of`.
      Each document's best confidence over the word's matches: the field's confidence (from its index
-     weight) times the match's quality. */
-  async function matchWord(word, index) {
+     weight) times the match's quality. Of the word's completions, the first `fanout` (its share of the
+     query's: `prefixShare`). */
+  async function matchWord(word, index, fanout) {
     const { quality, scoring } = index;
     const best = new Map();
     const take = (postings, q) => {
@@ -106,7 +107,7 @@
       take(shard.stems[word], quality.stem);
       take(shard.words[word], quality.exact);
       take(shard.parts[word], quality.compound);
-      if (word.length >= 2) {  // completions: at most prefix_fanout, shortest first (SearchIndex.completions)
+      if (word.length >= 2 && fanout > 0) {  // completions: at most `fanout`, shortest first (SearchIndex.completions)
         const short = word.length <= scoring.short_prefix, found = [];
         for (let i = lowerBound(shard.sorted, word); i < shard.sorted.length && (short || found.length < scoring.prefix_scan); i++) {
           if (!shard.sorted[i].startsWith(word)) break;
@@ -115,7 +116,7 @@
         found.sort((a, b) => a.length - b.length || (a < b ? -1 : a > b ? 1 : 0));
         const [base, coverage] = scoring.prefix;
         const kept = found.slice(0, scoring.prefix_fanout + (short ? 0 : 1)).filter((w) => w !== word);
-        for (const completion of kept.slice(0, scoring.prefix_fanout)) {
+        for (const completion of kept.slice(0, Math.min(scoring.prefix_fanout, fanout))) {
           take(shard.words[completion], base + coverage * word.length / completion.length);
         }
       }
@@ -149,6 +150,11 @@
     }
     return points[points.length - 1][1];
   }
+  /* How many completions each word keeps when `words` of a query's words are expanded as prefixes: the
+     query's query_completions shared out, prefix_fanout at most (petgen/search/query.py `prefix_share`). */
+  function prefixShare(words, scoring) {
+    return Math.min(scoring.prefix_fanout, Math.floor(scoring.query_completions / Math.max(1, words)));
+  }
   function lowerBound(sorted, word) {
     let lo = 0, hi = sorted.length;
     while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid] < word) lo = mid + 1; else hi = mid; }
@@ -161,7 +167,9 @@
      petgen/search/query.py `combine`, `ranked`. Only the document files of the hits shown are fetched. */
   async function search(query, { limit = 8 } = {}) {
     const index = await loadManifest();
-    const matches = (await Promise.all(analyze(query).map((w) => matchWord(w, index)))).filter((m) => m.size);
+    const words = analyze(query);
+    const fanout = prefixShare(words.filter((w) => w.length >= 2).length, index.scoring);
+    const matches = (await Promise.all(words.map((w) => matchWord(w, index, fanout)))).filter((m) => m.size);
     const sums = new Map();
     for (const best of matches) best.forEach((score, doc) => sums.set(doc, (sums.get(doc) || 0) + score));
     const precision = 10 ** index.scoring.score_digits;
