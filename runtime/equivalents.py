@@ -98,6 +98,9 @@ def language_of(word: str, lexicon: Lexicon) -> str | None:
 def read(question: str, dist: Dist) -> Request | None:
     """The source and language of a question asking for a name in another language, or None. The source must be
     an entry's title (folded), or a phrase the lexicon translates into one ("treasure" → Schatz)."""
+    table = _languages(dist.lexicon_index)
+    if not any(t in table or t[:-1] in table or t[:-2] in table for t in words(question)):
+        return None  # no language named: not this kind of question (checked before the patterns, for speed)
     question = POLITE.sub("", question)
     for pattern in PATTERNS:
         match = pattern.search(question)

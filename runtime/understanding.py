@@ -432,11 +432,7 @@ def left_out(kind: str, value: str, dist: Dist) -> np.ndarray:
     those whose title starts with it (another family member's names: Schwesterchen, Bruderherz)."""
     if kind not in ("title", "begins"):
         return dist.mask(kind, value)
-    found = np.zeros(len(dist.items), dtype=bool)
-    for title, docs in dist.docs_by_title.items():
-        if title.startswith(value) if kind == "begins" else value in title:
-            found[docs] = True
-    return found
+    return dist.titles_with(value, at_start=kind == "begins")
 
 
 def standing(dist: Dist, everywhere: bool) -> tuple[np.ndarray, Posting]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -26,13 +27,14 @@ from petgen.content.text import initial, length_class
 from petgen.search.index import words
 from petgen.search.packfile import Pack
 from petgen.search.query import SearchIndex
-from petgen.search.stored import ENGINE_ROUTE
+from petgen.search.stored import ENGINE_ROUTE, Recent
 from runtime.builds.files import BuildDir, Headers, LargeFile, Routes, StaticFile, prepared_file
 from runtime.builds.routes import RouteTable
 from runtime.builds.summaries import Summaries
 
 __all__ = ["Dist", "DistNotFound", "Headers", "LargeFile", "StaticFile", "load_search_index", "prepared_file"]
 
+TITLE_MASKS = 64  # title masks kept ("ohne Maus": the titles containing a word)
 STATIC_CACHE = 16 * 1024 * 1024  # bytes of small files kept in memory per build (PETGEN_STATIC_CACHE_MB)
 
 
@@ -104,6 +106,34 @@ class Dist:
         for doc, title in enumerate(self.items.titles()):
             found.setdefault(" ".join(words(title)), []).append(doc)
         return found
+
+    @cached_property
+    def _title_text(self) -> tuple[str, np.ndarray, list[list[int]]]:
+        """Every folded title, each after a newline, in one string: a word is found in all titles by one scan."""
+        titles = list(self.docs_by_title)
+        text = "".join(f"\n{t}" for t in titles)
+        starts = np.cumsum([0] + [len(t) + 1 for t in titles[:-1]]) if titles else np.zeros(0, dtype=np.int64)
+        return text, starts, [self.docs_by_title[t] for t in titles]
+
+    @cached_property
+    def _title_masks(self) -> Recent:
+        return Recent(TITLE_MASKS)
+
+    def titles_with(self, word: str, *, at_start: bool = False) -> np.ndarray:
+        """Documents whose folded title contains `word` (or starts with it), as a boolean array; the last
+        TITLE_MASKS asked for are kept."""
+        key = hash((word, at_start))
+        found = self._title_masks.get(key)
+        if found is None or found[0] != (word, at_start):
+            text, starts, docs = self._title_text
+            found_docs = np.zeros(len(self.items), dtype=bool)
+            if word and "\n" not in word:
+                pattern = re.compile(("\n" if at_start else "") + re.escape(word))
+                hits = {int(np.searchsorted(starts, m.start(), side="right")) - 1 for m in pattern.finditer(text)}
+                for title in hits:
+                    found_docs[docs[title]] = True
+            found = self._title_masks.put(key, ((word, at_start), found_docs))
+        return found[1]
 
     @cached_property
     def title_words(self) -> frozenset[str]:
