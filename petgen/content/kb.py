@@ -10,12 +10,13 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
 from pathlib import Path
 
 from petgen.build.cache import EntryCache, Packed, chunk_size, entry_key, file_stamp
 from petgen.build.dist import read_file
 from petgen.content.bots import load_bots
+from petgen.content.lazy import LightEntries
 from petgen.content.lexicon import load_lexicon
 from petgen.content.model import (
     Category,
@@ -136,6 +137,17 @@ def _as_read_from(found: tuple[Entry | None, list[Problem]], path: str) -> tuple
     return entry, [p if p.path == path else replace(p, path=path) for p in problems]
 
 
+def _reparse(paths: dict[str, tuple[str, str]], key: str) -> Entry:
+    """The entry of `key` parsed again from its file (a `LazyEntry` whose chunk was lost since the cache was
+    opened); an error if the file changed since this build read it."""
+    rel, path = paths[key]
+    raw = read_file(Path(path))
+    entry = _parse_source(path, raw)[0] if entry_key(rel, raw) == key else None
+    if entry is None:
+        raise ContentError([Problem(path, 1, "changed while the build ran", "build again")])
+    return entry
+
+
 def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
                  progress: Progress | None = None, cache_dir: Path | None = None,
                  pool: Executor | None = None) -> Loaded:
@@ -146,7 +158,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     in the cache.
     """
     files = entry_files(content_dir)
-    cache = EntryCache(cache_dir, content_dir)
+    paths: dict[str, tuple[str, str]] = {}  # key -> (path inside the content directory, path as read)
+    cache = EntryCache(cache_dir, content_dir, lazy=LightEntries(), reparse=partial(_reparse, paths))
     known, stamps = cache.stamps(), {}
     now = time.time_ns()
     digest = hashlib.blake2b(digest_size=16)
@@ -174,6 +187,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
             problems.add(str(path), 1, f"cannot be read ({exc.strerror})", "every names/*.md must be a readable text file")
             continue
         stamps[rel] = (stamp, key)
+        paths[key] = (rel, str(path))
         digest.update(path.name.encode() + b"\0" + key.encode() + b"\0")
         keys.append(key)
         if found is None:

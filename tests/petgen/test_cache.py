@@ -15,6 +15,7 @@ from petgen.build import cache as cache_module
 from petgen.build.distpack import SUMMARY_PACK, summary_pack
 from petgen.build.pipeline import build
 from petgen.cli.main import cli
+from petgen.content.lazy import LazyEntry
 from petgen.content.problems import ContentError
 from petgen.emit.api import DATA_FILE
 from tests.conftest import BASE_URL, entry_text
@@ -106,7 +107,25 @@ def test_a_damaged_cache_is_only_a_miss(content: Path, tmp_path: Path, parsed: l
         chunk.write_bytes(b"not a pickle")
     parsed.clear()
     result = build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
-    assert len(parsed) == 6 and len(result.kb.entries) == 6
+    assert len(result.kb.entries) == 6
+    assert parsed  # the entries whose chunk was read were parsed again; the others were read from their light form
+    build(content, tmp_path / "fresh", base_url=BASE_URL)
+    assert _tree(tmp_path / "d") == _tree(tmp_path / "fresh")
+
+
+def test_a_chunk_damaged_during_a_build_is_parsed_from_its_file(content: Path, tmp_path: Path,
+                                                                 parsed: list[str]) -> None:
+    """An entry loaded from its light form reads the rest of its chunk only when a stage needs it: if the
+    chunk was damaged in between, the entry is parsed again from its file, the same entry."""
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    parsed.clear()
+    kb = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert parsed == [] and all(isinstance(e, LazyEntry) for e in kb.entries)
+    for chunk in _chunks(tmp_path / "c"):
+        chunk.write_bytes(b"not a pickle")
+    assert [e.faq for e in kb.entries] and len(parsed) == 6
+    fresh = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL)
+    assert kb.entries == fresh.entries
 
 
 def test_results_of_other_code_are_never_used(content: Path, tmp_path: Path, parsed: list[str],
