@@ -6,11 +6,14 @@ import hashlib
 import os
 import pickle
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 
 from petgen.build.cache import EntryCache, Packed, chunk_size, entry_key, file_stamp
@@ -19,12 +22,14 @@ from petgen.content.bots import load_bots
 from petgen.content.lazy import LightEntries
 from petgen.content.lexicon import load_lexicon
 from petgen.content.model import (
+    EVERY_REGION,
     Category,
     Entry,
     Facets,
     Mood,
     Site,
     entry_files,
+    facet_matches,
     load_categories,
     load_facets,
     load_moods,
@@ -64,13 +69,12 @@ class KnowledgeBase:
     @cached_property
     def _by_category(self) -> dict[str, list[Entry]]:
         grouped: dict[str, list[Entry]] = {c.slug: [] for c in self.categories}
-        aliases = [c for c in self.categories if c.facet is not None]
         for entry in self.entries:
             for category in entry.categories:
                 grouped.setdefault(category, []).append(entry)
-            for alias in aliases:
-                if alias.has(entry):
-                    grouped[alias.slug].append(entry)
+        for alias in self.categories:
+            if alias.facet is not None:
+                grouped[alias.slug] = _matching(self.entries, alias.facet)
         return grouped
 
     @cached_property
@@ -84,18 +88,26 @@ class KnowledgeBase:
 
     def facet_counts(self) -> dict[str, dict[str, int]]:
         """Entries per value of each facet, every value listed (0 included), in the vocabulary's order."""
-        counts: dict[str, dict[str, int]] = {name: dict.fromkeys(self.facets.slugs(name), 0)
-                                             for name in self.facets.values}
-        for entry in self.entries:
-            for name, per_value in counts.items():
-                value = getattr(entry, name)
-                for v in value if isinstance(value, list) else [value]:
-                    per_value[v] = per_value.get(v, 0) + 1
+        counts: dict[str, dict[str, int]] = {}
+        for name in self.facets.values:
+            per_value = counts[name] = dict.fromkeys(self.facets.slugs(name), 0)
+            values = list(map(attrgetter(name), self.entries))
+            found = Counter(chain.from_iterable(values) if values and isinstance(values[0], list) else values)
+            for value, count in found.items():  # values outside the vocabulary after it, as first found
+                per_value[value] = per_value.get(value, 0) + count
         return counts
 
     @property
     def newest_review(self) -> str:
         return max((e.lastReviewed for e in self.entries), default="1970-01-01")
+
+
+def _matching(entries: list[Entry], facet: tuple[str, str]) -> list[Entry]:
+    """The entries an alias category of `facet` holds (`Category.has`, in one pass)."""
+    name, wanted = facet
+    if wanted == EVERY_REGION:
+        return [e for e in entries if facet_matches(facet, getattr(e, name))]
+    return [e for e in entries if (wanted in value if isinstance(value := getattr(e, name), list) else wanted == value)]
 
 
 @dataclass
