@@ -36,6 +36,7 @@ from petgen.content.model import (
     load_site,
     parse_entry,
 )
+from petgen.content.phrases import repeated
 from petgen.content.problems import ContentError, Problem, Problems
 from petgen.content.text import collation_key
 from petgen.content.validate import check_entry_alone, validate
@@ -260,7 +261,10 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     entries = loaded.entries
     lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
     bots = load_bots(content_dir, problems)
-    validate(entries, categories, moods, problems, files={f.stem for f in loaded.files}, facets=facets)
+    keys = [loaded.keys[e.slug] for e in entries]
+    validate(entries, categories, moods, problems, files={f.stem for f in loaded.files}, facets=facets,
+             phrases=lambda checked: repeated(checked, keys, loaded.cache_root), keys=loaded.keys,
+             cache_root=loaded.cache_root)
     if problems.errors or (strict and problems.warnings) or site is None:
         raise ContentError(problems.sorted(), strict=strict)
     entries.sort(key=lambda e: collation_key(e.title))

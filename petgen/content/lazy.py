@@ -58,15 +58,13 @@ class LazyEntry(Entry):
 
 
 class LightEntries:
-    """The `Lazy` of the build cache for entries: their light form is the tuple of their `LIGHT_FIELDS`."""
+    """The `Lazy` of the build cache for entries: their light form is the dict of their `LIGHT_FIELDS`."""
 
-    def light(self, entry: Entry) -> tuple[Any, ...]:
+    def light(self, entry: Entry) -> dict[str, Any]:
         fields = vars(entry)
-        return tuple(fields[name] for name in LIGHT_FIELDS)
+        return {name: fields[name] for name in LIGHT_FIELDS}
 
-    def entry(self, light: tuple[Any, ...], load: Callable[[], Entry]) -> LazyEntry:
+    def entry(self, light: dict[str, Any], load: Callable[[], Entry]) -> LazyEntry:
         entry = LazyEntry.__new__(LazyEntry)
-        fields = entry.__dict__
-        fields.update(zip(LIGHT_FIELDS, light))
-        fields[_LOAD] = load
+        entry.__dict__ = {**light, _LOAD: load}
         return entry
