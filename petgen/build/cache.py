@@ -345,6 +345,18 @@ class EntryMemo:
         self.used[key] = value
         return value
 
+    def get_all(self, keys: list[str | None], make: Callable[[int], Any]) -> list[Any]:
+        """`get` for each of `keys`, in one pass; `make(i)` makes the result of `keys[i]`."""
+        found = self.found
+        values = [found.get(key, _MISSING) for key in keys]  # type: ignore[arg-type]
+        for i, value in enumerate(values):
+            if value is _MISSING:
+                values[i] = make(i)
+                self.made += keys[i] is not None
+        self.used.update(zip(keys, values))
+        self.used.pop(None, None)  # type: ignore[call-overload]
+        return values
+
     def save(self) -> None:
         """Keep the results this build used, if they differ from those stored."""
         if self.path is None or (not self.made and len(self.used) == len(self.found)):

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
-
 from petgen.build.cache import EntryMemo
 from petgen.build.dist import unit_key
 from petgen.content.kb import KnowledgeBase
@@ -23,7 +21,9 @@ def corpus_markdown(kb: KnowledgeBase) -> bytes:
         f"# {site.name}: alle Kosenamen\n"
         f"{site.description} {len(kb.entries)} Einträge. Lizenz: {site.license['name']} "
         f"({site.license['url']}). Quelle: {site.license['attribution']}.\n").encode()]
-    parts += [memo.get(kb.keys.get(e.slug), partial(section, e, site, categories, moods)) for e in kb.entries]
+    entries = kb.entries
+    parts += memo.get_all(list(map(kb.keys.get, [e.slug for e in entries])),
+                          lambda i: section(entries[i], site, categories, moods))
     memo.save()
     return b"".join(parts)
 
