@@ -317,23 +317,41 @@ class EntryCache:
 
 class EntryMemo:
     """Per-entry results of a later stage (an entry's list summary, its llms.txt section, …) kept between builds
-    in one file beside the chunks: `get(key, make)` answers from the last build's results for the entry file
-    `key` (`entry_key`) or calls `make`; `save` keeps those of the entries in use. `context` names everything
-    else the results depend on (petgen's code is in the cache's path already): another context starts empty.
-    One pickle for all entries, so a build that changes one entry loads and writes two files, not thousands.
+    beside the chunks: `get(key, make)` answers from the last build's results for the entry file `key`
+    (`entry_key`) or calls `make`; `save` keeps those of the entries in use. `context` names everything else the
+    results depend on (petgen's code is in the cache's path already): another context starts empty.
+
+    Two pickles for all entries: the results as of some build (`name.memo`), and those made since (`name.memo-new`,
+    rewritten by each build that makes some). A build that changes one entry loads both and writes the small one;
+    when a fifth of what is stored is no longer used, the results in use are written as a new `name.memo`.
     """
 
     def __init__(self, root: Path | None, name: str, context: str) -> None:
         self.path = root / f"{name}.memo" if root is not None else None
         self.context = context
-        self.found: dict[str, Any] = {}
+        self.found: dict[str, Any] = {}  # the stored results (of `path`, then those of `path`-new over them)
+        self.base: set[str] | dict[str, Any] = {}  # the keys of `path`'s results
         self.used: dict[str, Any] = {}
         self.made = 0
         if self.path is not None:
-            with contextlib.suppress(Exception):  # missing or damaged: make every result again
-                stored_context, found = pickle.loads(read_file(self.path))
-                if stored_context == context and isinstance(found, dict):
-                    self.found = found
+            self.found = self._read(self.path)
+            self.base = self.found.keys() if self.found else {}  # type: ignore[assignment]
+            added = self._read(self._delta) if self.found else {}
+            if added:
+                self.base = set(self.base)
+                self.found.update(added)
+
+    @property
+    def _delta(self) -> Path:
+        assert self.path is not None
+        return self.path.with_name(self.path.name + "-new")
+
+    def _read(self, path: Path) -> dict[str, Any]:
+        with contextlib.suppress(Exception):  # missing or damaged: make every result again
+            stored_context, found = pickle.loads(read_file(path))
+            if stored_context == self.context and isinstance(found, dict):
+                return found
+        return {}
 
     def get(self, key: str | None, make: Callable[[], Any]) -> Any:
         if key is None:
@@ -358,8 +376,15 @@ class EntryMemo:
         return values
 
     def save(self) -> None:
-        """Keep the results this build used, if they differ from those stored."""
-        if self.path is None or (not self.made and len(self.used) == len(self.found)):
+        """Keep the results this build used, if they differ from those stored: those not in `name.memo` in
+        `name.memo-new`, or all of them in a new `name.memo` when much of the stored is unused."""
+        if self.path is None or (not self.made and len(self.used) == len(self.found)) or not self.path.parent.is_dir():
             return
-        if self.path.parent.is_dir():
-            write_atomic(self.path, pickle.dumps((self.context, self.used), protocol=pickle.HIGHEST_PROTOCOL))
+        used, base = self.used, self.base
+        if 5 * (len(self.found) - len(used)) > len(self.found) or not base:
+            write_atomic(self.path, pickle.dumps((self.context, used), protocol=pickle.HIGHEST_PROTOCOL))
+            with contextlib.suppress(OSError):
+                os.unlink(self._delta)
+            return
+        added = {key: value for key, value in used.items() if key not in base}
+        write_atomic(self._delta, pickle.dumps((self.context, added), protocol=pickle.HIGHEST_PROTOCOL))

@@ -298,3 +298,28 @@ def test_the_summary_pack_is_the_one_the_runtime_would_make_from_the_data_file(d
     `_data/index.json` when it is missing: both must be the same bytes."""
     data = orjson.loads((dist / DATA_FILE).read_bytes())
     assert (dist / SUMMARY_PACK).read_bytes() == summary_pack(data)
+
+
+def test_an_entry_memo_writes_only_what_a_build_made_and_compacts_what_is_unused(tmp_path: Path) -> None:
+    made: list[str] = []
+
+    def run(keys: list[str]) -> list[str]:
+        memo = cache_module.EntryMemo(tmp_path, "test", "context")
+        values = memo.get_all(list(keys), lambda i: made.append(keys[i]) or f"value of {keys[i]}")
+        memo.save()
+        return values
+
+    keys = [f"k{i}" for i in range(20)]
+    assert run(keys) == [f"value of {k}" for k in keys] and len(made) == 20
+    base = (tmp_path / "test.memo").read_bytes()
+    made.clear()
+    assert run(keys[:19] + ["new"]) == [f"value of {k}" for k in keys[:19] + ["new"]] and made == ["new"]
+    assert (tmp_path / "test.memo").read_bytes() == base  # only the new result written, beside it
+    assert cache_module.pickle.loads((tmp_path / "test.memo-new").read_bytes()) == ("context", {"new": "value of new"})
+    made.clear()
+    assert run(keys[:19] + ["new"]) == [f"value of {k}" for k in keys[:19] + ["new"]] and made == []
+    assert run(keys[:10] + ["new"]) and made == []  # half unused: one new memo of the results in use
+    assert not (tmp_path / "test.memo-new").exists()
+    stored = cache_module.pickle.loads((tmp_path / "test.memo").read_bytes())
+    assert stored == ("context", {k: f"value of {k}" for k in keys[:10] + ["new"]})
+    assert cache_module.EntryMemo(tmp_path, "test", "another context").found == {}
