@@ -16,6 +16,7 @@ from typing import Any
 
 from markupsafe import Markup
 
+from petgen.build.cache import EntryMemo
 from petgen.build.dist import HTML, DistWriter, unit_key
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Entry, Site
@@ -138,20 +139,32 @@ class Browse:
         return {slug: mood.title for slug, mood in self.moods.items()}
 
     @cached_property
+    def _cards(self) -> list[tuple[str, str]]:
+        """Each entry's card (title, meaning, moods) and its digest, in list order, rendered once and kept in the
+        build cache by the entry's file."""
+        moods, entries = self.mood_titles, self.kb.entries
+        memo = EntryMemo(self.kb.cache_root, "cards", unit_key(self.base, *(f"{k}={v}" for k, v in moods.items())))
+
+        def card(i: int) -> tuple[str, str]:
+            e = entries[i]
+            mood_text = " · ".join(moods.get(m, m) for m in e.moods)
+            html = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{esc(e.title)}</a></h3>'
+                    f'<p>{esc(e.meaning)}</p><p class="moods">{esc(mood_text)}</p></li>')
+            return html, hashlib.blake2b(html.encode(), digest_size=12).hexdigest()
+
+        found = memo.get_all([self.kb.keys.get(e.slug) for e in entries], card)
+        memo.save()
+        return found
+
+    @cached_property
     def cards(self) -> dict[str, str]:
         """Each entry's card (title, meaning, moods), rendered once."""
-        moods = self.mood_titles
-        cards = {}
-        for e in self.kb.entries:
-            mood_text = " · ".join(moods.get(m, m) for m in e.moods)
-            cards[e.slug] = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{esc(e.title)}</a></h3>'
-                             f'<p>{esc(e.meaning)}</p><p class="moods">{esc(mood_text)}</p></li>')
-        return cards
+        return {e.slug: card for e, (card, _) in zip(self.kb.entries, self._cards)}
 
     @cached_property
     def card_digests(self) -> dict[str, str]:
         """A digest of each entry's card: what keys the list pages that show it."""
-        return {slug: hashlib.blake2b(card.encode(), digest_size=12).hexdigest() for slug, card in self.cards.items()}
+        return {e.slug: digest for e, (_, digest) in zip(self.kb.entries, self._cards)}
 
     @cached_property
     def by_letter(self) -> dict[str, list[Entry]]:
