@@ -12,7 +12,6 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -87,19 +86,21 @@ def validate(entries: list[Entry], categories: list[Category], moods: list[Mood]
     memo = EntryMemo(cache_root, "checks", unit_key(
         *sorted(themes), *sorted(mood_slugs), *(f"{slug}={c.facet}" for slug, c in sorted(aliases.items())),
         *(f"{name}={sorted(values)}" for name, values in sorted(vocabularies.items())))) if keys else None
-    for entry in entries:
-        # An entry's results depend on the others only through the slugs its `related` names: while all exist,
-        # they are those of the last build (`memo`, by the entry file's key) if the entry file is unchanged.
-        if memo is None or not all(slug in slugs for slug in entry.related):
+    # An entry's results depend on the others only through the slugs its `related` names: while all exist, they
+    # are those of the last build (`memo`, by the entry file's key) if the entry file is unchanged.
+    alone = [memo is not None and slugs.issuperset(entry.related) for entry in entries]
+    for entry, kept in zip(entries, alone):
+        if not kept:
             check_entry(entry, themes, mood_slugs, slugs, problems, aliases=aliases)
             if vocabularies:
                 check_facets(entry, vocabularies, problems)
-            continue
-        found = memo.get(keys.get(entry.slug), partial(_checked, entry, themes, mood_slugs, slugs, aliases,
-                                                      vocabularies))  # type: ignore[union-attr]
-        if found:
-            problems.extend(p if p.path == entry.path else replace(p, path=entry.path) for p in found)
-    if memo is not None:
+    if memo is not None and keys is not None:
+        kept_entries = [entry for entry, kept in zip(entries, alone) if kept]
+        found = memo.get_all([keys.get(entry.slug) for entry in kept_entries], lambda i: _checked(
+            kept_entries[i], themes, mood_slugs, slugs, aliases, vocabularies))
+        for entry, made in zip(kept_entries, found):
+            if made:
+                problems.extend(p if p.path == entry.path else replace(p, path=entry.path) for p in made)
         memo.save()
     check_variants(entries, problems)
     check_gender_families(entries, problems)

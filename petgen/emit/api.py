@@ -129,8 +129,8 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
 
     for key, matching in filters.items():
         for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
-            writer.unit(list_stem(key, offset), unit_key(str(len(matching)), *(
-                digests[doc] for doc in matching[offset:offset + DEFAULT_LIMIT])),
+            writer.unit(list_stem(key, offset), unit_key(
+                str(len(matching)), *map(digests.__getitem__, matching[offset:offset + DEFAULT_LIMIT])),
                 partial(emit_page, key, matching, offset))
 
     def emit_category(category: Category, names: list[int]) -> None:
@@ -141,7 +141,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     for category in kb.categories:
         names = filters[("category", category.slug),]
         items.append(category_summary(category, len(names), site))
-        writer.unit(f"api/categories/{category.slug}", unit_key(*(digests[doc] for doc in names)),
+        writer.unit(f"api/categories/{category.slug}", unit_key(*map(digests.__getitem__, names)),
                     partial(emit_category, category, names))
     facet_counts = kb.facet_counts()
     writer.add_hashed("/api/categories", "api/categories",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import cached_property, partial
+from operator import attrgetter
 from typing import Any
 
 from markupsafe import Markup
@@ -24,6 +25,7 @@ from petgen.content.text import initial as title_initial
 from petgen.contract.resources import entry_url, list_route
 from petgen.emit.templating import environment, esc, script_json
 
+SLUG = attrgetter("slug")
 PAGE_SIZE = 48  # cards per list page: about 20 KB of HTML, 40 KB with the stylesheet and script
 AZ_PAGE_SIZE = 200  # names per A–Z page (title links only): under 40 KB with the stylesheet and script
 
@@ -247,7 +249,7 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
             for number in range(1, count + 1):
                 rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
                 shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
-                writer.unit(rel, unit_key(str(len(page.entries)), *(digests[e.slug] for e in shown)),
+                writer.unit(rel, unit_key(str(len(page.entries)), *map(digests.__getitem__, map(SLUG, shown))),
                             partial(render, kind, page, moods, number, rel))
         overview = env.get_template("overview.html").render(
             site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=browse.tiles(kind.name),
