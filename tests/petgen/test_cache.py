@@ -323,3 +323,15 @@ def test_an_entry_memo_writes_only_what_a_build_made_and_compacts_what_is_unused
     stored = cache_module.pickle.loads((tmp_path / "test.memo").read_bytes())
     assert stored == ("context", {k: f"value of {k}" for k in keys[:10] + ["new"]})
     assert cache_module.EntryMemo(tmp_path, "test", "another context").found == {}
+
+
+def test_a_lazy_entry_reads_its_chunk_only_when_needed_and_pickles_as_an_entry(content: Path, tmp_path: Path) -> None:
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    kb = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL, cache_dir=tmp_path / "c")
+    fresh = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL)
+    entry, plain = kb.entries[0], fresh.entries[0]
+    assert isinstance(entry, LazyEntry) and "origin" not in vars(entry)  # only the light fields are loaded
+    assert entry.title == plain.title and "origin" not in vars(entry)
+    copy = cache_module.pickle.loads(cache_module.pickle.dumps(entry))
+    assert type(copy) is type(plain) and vars(copy) == vars(plain)  # pickled whole, as the plain entry
+    assert entry.origin == plain.origin and entry == plain and plain == entry
