@@ -10,7 +10,6 @@ Code that reads an entry cannot tell the difference: a field is always there, on
 
 from __future__ import annotations
 
-import copyreg
 from collections.abc import Callable
 from typing import Any
 
@@ -54,7 +53,13 @@ class LazyEntry(Entry):
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
         """Pickled as the plain `Entry` it stands for."""
-        return copyreg.__newobj__, (Entry,), self.whole().__dict__
+        return _plain, (self.whole().__dict__,)
+
+
+def _plain(fields: dict[str, Any]) -> Entry:
+    entry = Entry.__new__(Entry)
+    entry.__dict__.update(fields)
+    return entry
 
 
 class LightEntries:
