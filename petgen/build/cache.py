@@ -110,7 +110,7 @@ class Chunk:
     when a stage unpacks it (an incremental build unpickles the chunks of the changed entries only), and it
     pickles as that plain tuple (for the page workers)."""
 
-    __slots__ = ("name", "keys", "_cache")
+    __slots__ = ("_cache", "keys", "name")
 
     def __init__(self, name: str, keys: frozenset[str], cache: EntryCache) -> None:
         self.name, self.keys, self._cache = name, keys, cache

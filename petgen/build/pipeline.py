@@ -38,8 +38,8 @@ from petgen.emit.searchindex import (
     SEARCH_UNIT,
     Documents,
     documents,
-    entry_digests,
     emit_search_index,
+    entry_digests,
     search_key,
 )
 from petgen.emit.site import PageRenderer, emit_site

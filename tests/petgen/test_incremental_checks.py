@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from petgen.content import phrases
 from petgen.content.kb import load_knowledge_base
 from petgen.content.lazy import LazyEntry
-from petgen.content import phrases
 from petgen.content.phrases import STATE
 from petgen.content.synthetic import write_corpus
 from petgen.content.validate import MAX_PHRASE_ENTRIES
