@@ -28,10 +28,10 @@ import pickle
 import shutil
 import sys
 import tempfile
-from collections.abc import Callable
-from functools import cache
+from collections.abc import Callable, Iterator
+from functools import cache, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import yaml
 
@@ -39,6 +39,7 @@ from petgen.build.dist import read_file
 
 Record = tuple[str, Any, list]  # (key, entry or None, problems)
 Stamp = tuple[int, int, int, int]  # an entry file's size, modification and change times (ns), inode
+LIGHT = ".light"  # beside each chunk: the light form of its entries (`Lazy`)
 STAMPS = "files.stamps"  # path -> (stamp, key) of the entry files as the last load found them
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its time stamp's resolution
 Packed = tuple[str, bytes, frozenset[str]]  # (chunk name, pickled records, keys of the entries to take)
@@ -94,14 +95,54 @@ def write_atomic(path: Path, data: bytes) -> None:
             os.unlink(tmp)
 
 
-class EntryCache:
-    """Parsed entries by key, loaded from and saved to `directory` (None: a cache that keeps nothing)."""
+class Lazy(Protocol):
+    """How the cache keeps an entry without unpickling it: its `light` form (the fields the build reads of every
+    entry), kept in a small file beside its chunk, and the `entry` made from that form and a function that loads
+    the whole entry (petgen/content/lazy.py)."""
 
-    def __init__(self, directory: Path | None, content_dir: Path) -> None:
+    def light(self, entry: Any) -> Any: ...
+
+    def entry(self, light: Any, load: Callable[[], Any]) -> Any: ...
+
+
+class Chunk:
+    """One chunk of `EntryCache.packed`, unpacked as `(name, blob, keys)`: its blob is read from the cache only
+    when a stage unpacks it (an incremental build unpickles the chunks of the changed entries only), and it
+    pickles as that plain tuple (for the page workers)."""
+
+    __slots__ = ("_cache", "keys", "name")
+
+    def __init__(self, name: str, keys: frozenset[str], cache: EntryCache) -> None:
+        self.name, self.keys, self._cache = name, keys, cache
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter((self.name, self._cache.blob(self.name), self.keys))
+
+    def __getitem__(self, index: int) -> Any:
+        return (self.name, None, self.keys)[index] if index != 1 else self._cache.blob(self.name)
+
+    def __len__(self) -> int:
+        return 3
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return tuple, (tuple(self),)
+
+
+class EntryCache:
+    """Parsed entries by key, loaded from and saved to `directory` (None: a cache that keeps nothing).
+
+    With `lazy`, a chunk is not unpickled when the cache is opened: its entries are made from the light file
+    beside it (`Lazy`), and the chunk is unpickled only when a stage reads a field the light form lacks. A
+    rebuild after one edit then unpickles the one chunk of the changed entry's page, not 10,000 entries."""
+
+    def __init__(self, directory: Path | None, content_dir: Path, lazy: Lazy | None = None,
+                 reparse: Callable[[str], Any] | None = None) -> None:
         # One directory per content directory, so that two sites sharing a cache never evict each other.
         site = hashlib.blake2b(str(content_dir.resolve()).encode(), digest_size=6).hexdigest()
         self.root = directory / f"entries-{fingerprint()}" / site if directory is not None else None
-        self.records: dict[str, tuple[Any, list]] = {}
+        self.lazy, self.reparse = lazy, reparse
+        self.records: dict[str, tuple[Any, list]] = {}  # the entries unpickled
+        self.light: dict[str, tuple[Any, list, str]] = {}  # the others: key -> (light form, problems, chunk)
         self._chunks: dict[str, list[str]] = {}  # chunk file name -> keys it holds
         self.blobs: dict[str, bytes] = {}  # chunk name -> its pickled records, as read or written
         self.hits = 0
@@ -117,17 +158,62 @@ class EntryCache:
         for name in names:
             if not name.endswith(".pickle"):
                 continue
-            try:
-                blob = read_file(self.root / name)
-                records: list[Record] = pickle.loads(blob)
-            except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss; remove it
+            light = self._read_light(name) if self.lazy is not None else None
+            if light is not None:
+                self._chunks[name] = [key for key, _, _ in light]
+                for key, form, problems in light:
+                    self.light[key] = (form, problems, name)
+            elif self._unpickle(name) and self.lazy is not None:
+                self._write_light(name)
+
+    def _read_light(self, name: str) -> list[tuple[str, Any, list]] | None:
+        assert self.root is not None
+        with contextlib.suppress(Exception):  # missing or damaged: unpickle the chunk and write it again
+            light = pickle.loads(read_file(self.root / (name + LIGHT)))
+            if isinstance(light, list):
+                return light
+        return None
+
+    def _write_light(self, name: str) -> None:
+        assert self.root is not None and self.lazy is not None
+        light = [(key, self.lazy.light(entry) if entry is not None else None, problems)
+                 for key in self._chunks[name] for entry, problems in [self.records[key]]]
+        write_atomic(self.root / (name + LIGHT), pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def _unpickle(self, name: str) -> bool:
+        """Load one chunk's records (False, and the chunk removed, if it cannot be read)."""
+        assert self.root is not None
+        try:
+            records: list[Record] = pickle.loads(self.blob(name))
+        except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss; remove it
+            self.blobs.pop(name, None)
+            for path in (self.root / name, self.root / (name + LIGHT)):
                 with contextlib.suppress(OSError):
-                    os.unlink(self.root / name)
-                continue
-            self._chunks[name] = [key for key, _, _ in records]
-            self.blobs[name] = blob
-            for key, entry, problems in records:
-                self.records[key] = (entry, problems)
+                    os.unlink(path)
+            return False
+        self._chunks[name] = [key for key, _, _ in records]
+        for key, entry, problems in records:
+            self.records[key] = (entry, problems)
+        return True
+
+    def blob(self, name: str) -> bytes:
+        """A chunk's pickled records, read when first needed."""
+        blob = self.blobs.get(name)
+        if blob is None:
+            assert self.root is not None
+            blob = self.blobs[name] = read_file(self.root / name)
+        return blob
+
+    def entry(self, key: str) -> Any:
+        """The whole entry of `key`, unpickling its chunk if it is not loaded yet (if the chunk is gone or
+        damaged since the cache was opened: `reparse(key)`, the entry made again from its file)."""
+        if key not in self.records:
+            light = self.light.get(key)
+            if light is None or not self._unpickle(light[2]) or key not in self.records:
+                if self.reparse is None:
+                    raise LookupError(f"entry {key} is no longer in the build cache")
+                return self.reparse(key)
+        return self.records[key][0]
 
     def stamps(self) -> dict[str, tuple[Stamp, str]]:
         """The key of each entry file by its path, with the stamp (`file_stamp`) it had when it was hashed: a
@@ -152,8 +238,14 @@ class EntryCache:
 
     def get(self, key: str) -> tuple[Any, list] | None:
         found = self.records.get(key)
-        if found is not None:
-            self.hits += 1
+        if found is None:
+            light = self.light.get(key)
+            if light is None:
+                return None
+            assert self.lazy is not None
+            form, problems, _ = light
+            found = (self.lazy.entry(form, partial(self.entry, key)) if form is not None else None, problems)
+        self.hits += 1
         return found
 
     def add_chunk(self, blob: bytes) -> list[Record]:
@@ -167,9 +259,11 @@ class EntryCache:
             self.blobs[name] = blob
             if self.root is not None:
                 self._write(name, blob)
+                if self.lazy is not None and self.root.is_dir():
+                    self._write_light(name)
         return records
 
-    def packed(self, in_use: list[str]) -> list[Packed]:
+    def packed(self, in_use: list[str]) -> list[Chunk]:
         """The chunks holding the entries in use, each with the keys to take from it (every key once):
         what the page workers unpickle instead of inheriting the build's objects."""
         wanted = set(in_use)
@@ -178,7 +272,7 @@ class EntryCache:
             mine = frozenset(k for k in keys if k in wanted)
             if mine:
                 wanted -= mine
-                packed.append((name, self.blobs[name], mine))
+                packed.append(Chunk(name, mine, self))
         return packed
 
     def _write(self, name: str, blob: bytes) -> None:
@@ -199,13 +293,17 @@ class EntryCache:
         if self.root is None:
             return
         stored = sum(len(keys) for keys in self._chunks.values())
-        unused = stored - len(in_use & self.records.keys())
+        unused = stored - len(in_use & (self.records.keys() | self.light.keys()))
         compact = (unused and 3 * unused >= stored) or len(self._chunks) > MAX_CHUNKS
+        if compact:  # every entry in use is written again: unpickle them all
+            for name in [name for name in self._chunks if any(key not in self.records for key in self._chunks[name])]:
+                self._unpickle(name)
         for name, keys in list(self._chunks.items()):
             if compact or not any(key in in_use for key in keys):
                 del self._chunks[name]
-                del self.blobs[name]
-                for path in (self.root / name, *(pages / name for pages in self.root.glob("pages-*"))):
+                self.blobs.pop(name, None)
+                for path in (self.root / name, self.root / (name + LIGHT),
+                             *(pages / name for pages in self.root.glob("pages-*"))):
                     try:
                         os.unlink(path)
                     except OSError:
@@ -219,23 +317,41 @@ class EntryCache:
 
 class EntryMemo:
     """Per-entry results of a later stage (an entry's list summary, its llms.txt section, …) kept between builds
-    in one file beside the chunks: `get(key, make)` answers from the last build's results for the entry file
-    `key` (`entry_key`) or calls `make`; `save` keeps those of the entries in use. `context` names everything
-    else the results depend on (petgen's code is in the cache's path already): another context starts empty.
-    One pickle for all entries, so a build that changes one entry loads and writes two files, not thousands.
+    beside the chunks: `get(key, make)` answers from the last build's results for the entry file `key`
+    (`entry_key`) or calls `make`; `save` keeps those of the entries in use. `context` names everything else the
+    results depend on (petgen's code is in the cache's path already): another context starts empty.
+
+    Two pickles for all entries: the results as of some build (`name.memo`), and those made since (`name.memo-new`,
+    rewritten by each build that makes some). A build that changes one entry loads both and writes the small one;
+    when a fifth of what is stored is no longer used, the results in use are written as a new `name.memo`.
     """
 
     def __init__(self, root: Path | None, name: str, context: str) -> None:
         self.path = root / f"{name}.memo" if root is not None else None
         self.context = context
-        self.found: dict[str, Any] = {}
+        self.found: dict[str, Any] = {}  # the stored results (of `path`, then those of `path`-new over them)
+        self.base: set[str] | dict[str, Any] = {}  # the keys of `path`'s results
         self.used: dict[str, Any] = {}
         self.made = 0
         if self.path is not None:
-            with contextlib.suppress(Exception):  # missing or damaged: make every result again
-                stored_context, found = pickle.loads(read_file(self.path))
-                if stored_context == context and isinstance(found, dict):
-                    self.found = found
+            self.found = self._read(self.path)
+            self.base = self.found.keys() if self.found else {}  # type: ignore[assignment]
+            added = self._read(self._delta) if self.found else {}
+            if added:
+                self.base = set(self.base)
+                self.found.update(added)
+
+    @property
+    def _delta(self) -> Path:
+        assert self.path is not None
+        return self.path.with_name(self.path.name + "-new")
+
+    def _read(self, path: Path) -> dict[str, Any]:
+        with contextlib.suppress(Exception):  # missing or damaged: make every result again
+            stored_context, found = pickle.loads(read_file(path))
+            if stored_context == self.context and isinstance(found, dict):
+                return found
+        return {}
 
     def get(self, key: str | None, make: Callable[[], Any]) -> Any:
         if key is None:
@@ -247,9 +363,28 @@ class EntryMemo:
         self.used[key] = value
         return value
 
+    def get_all(self, keys: list[str | None], make: Callable[[int], Any]) -> list[Any]:
+        """`get` for each of `keys`, in one pass; `make(i)` makes the result of `keys[i]`."""
+        found = self.found
+        values = [found.get(key, _MISSING) for key in keys]  # type: ignore[arg-type]
+        for i, value in enumerate(values):
+            if value is _MISSING:
+                values[i] = make(i)
+                self.made += keys[i] is not None
+        self.used.update(zip(keys, values))
+        self.used.pop(None, None)  # type: ignore[call-overload]
+        return values
+
     def save(self) -> None:
-        """Keep the results this build used, if they differ from those stored."""
-        if self.path is None or (not self.made and len(self.used) == len(self.found)):
+        """Keep the results this build used, if they differ from those stored: those not in `name.memo` in
+        `name.memo-new`, or all of them in a new `name.memo` when much of the stored is unused."""
+        if self.path is None or (not self.made and len(self.used) == len(self.found)) or not self.path.parent.is_dir():
             return
-        if self.path.parent.is_dir():
-            write_atomic(self.path, pickle.dumps((self.context, self.used), protocol=pickle.HIGHEST_PROTOCOL))
+        used, base = self.used, self.base
+        if 5 * (len(self.found) - len(used)) > len(self.found) or not base:
+            write_atomic(self.path, pickle.dumps((self.context, used), protocol=pickle.HIGHEST_PROTOCOL))
+            with contextlib.suppress(OSError):
+                os.unlink(self._delta)
+            return
+        added = {key: value for key, value in used.items() if key not in base}
+        write_atomic(self._delta, pickle.dumps((self.context, added), protocol=pickle.HIGHEST_PROTOCOL))

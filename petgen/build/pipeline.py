@@ -36,9 +36,10 @@ from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, 
 from petgen.emit.searchindex import (
     INDEX_ROUTE,
     SEARCH_UNIT,
-    digests,
+    Documents,
     documents,
     emit_search_index,
+    entry_digests,
     search_key,
 )
 from petgen.emit.site import PageRenderer, emit_site
@@ -147,8 +148,8 @@ class Outputs:
         (its inputs changed), updated from the last build's entry by entry or built whole, while this
         process writes the rest."""
         global _forked
-        docs = documents(self.kb)
-        found = digests(docs)
+        docs = Documents(self.kb)
+        found = entry_digests(self.kb, docs)
         if (writer.has_unit(SEARCH_UNIT, search_key(found)) or (os.cpu_count() or 1) < 2
                 or "fork" not in multiprocessing.get_all_start_methods()):
             emit_search_index(self.kb, writer, docs, found, self.search_state)
@@ -172,7 +173,7 @@ class Outputs:
         emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies)
 
 
-_forked: tuple[Outputs, TreeWriter, list[Document], list[bytes]] | None = None  # set in the parent before forking
+_forked: tuple[Outputs, TreeWriter, Documents, list[bytes]] | None = None  # set in the parent before forking
 
 
 def _emit_search_forked() -> tuple[Routes, dict[str, str], dict[str, Unit], int]:

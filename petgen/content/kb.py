@@ -6,30 +6,37 @@ import hashlib
 import os
 import pickle
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cached_property, partial
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 
 from petgen.build.cache import EntryCache, Packed, chunk_size, entry_key, file_stamp
 from petgen.build.dist import read_file
 from petgen.content.bots import load_bots
+from petgen.content.lazy import LightEntries
 from petgen.content.lexicon import load_lexicon
 from petgen.content.model import (
+    EVERY_REGION,
     Category,
     Entry,
     Facets,
     Mood,
     Site,
     entry_files,
+    facet_matches,
     load_categories,
     load_facets,
     load_moods,
     load_site,
     parse_entry,
 )
+from petgen.content.phrases import repeated
 from petgen.content.problems import ContentError, Problem, Problems
 from petgen.content.text import collation_key
 from petgen.content.validate import check_entry_alone, validate
@@ -63,13 +70,12 @@ class KnowledgeBase:
     @cached_property
     def _by_category(self) -> dict[str, list[Entry]]:
         grouped: dict[str, list[Entry]] = {c.slug: [] for c in self.categories}
-        aliases = [c for c in self.categories if c.facet is not None]
         for entry in self.entries:
             for category in entry.categories:
                 grouped.setdefault(category, []).append(entry)
-            for alias in aliases:
-                if alias.has(entry):
-                    grouped[alias.slug].append(entry)
+        for alias in self.categories:
+            if alias.facet is not None:
+                grouped[alias.slug] = _matching(self.entries, alias.facet)
         return grouped
 
     @cached_property
@@ -83,18 +89,26 @@ class KnowledgeBase:
 
     def facet_counts(self) -> dict[str, dict[str, int]]:
         """Entries per value of each facet, every value listed (0 included), in the vocabulary's order."""
-        counts: dict[str, dict[str, int]] = {name: dict.fromkeys(self.facets.slugs(name), 0)
-                                             for name in self.facets.values}
-        for entry in self.entries:
-            for name, per_value in counts.items():
-                value = getattr(entry, name)
-                for v in value if isinstance(value, list) else [value]:
-                    per_value[v] = per_value.get(v, 0) + 1
+        counts: dict[str, dict[str, int]] = {}
+        for name in self.facets.values:
+            per_value = counts[name] = dict.fromkeys(self.facets.slugs(name), 0)
+            values = list(map(attrgetter(name), self.entries))
+            found = Counter(chain.from_iterable(values) if values and isinstance(values[0], list) else values)
+            for value, count in found.items():  # values outside the vocabulary after it, as first found
+                per_value[value] = per_value.get(value, 0) + count
         return counts
 
     @property
     def newest_review(self) -> str:
         return max((e.lastReviewed for e in self.entries), default="1970-01-01")
+
+
+def _matching(entries: list[Entry], facet: tuple[str, str]) -> list[Entry]:
+    """The entries an alias category of `facet` holds (`Category.has`, in one pass)."""
+    name, wanted = facet
+    if wanted == EVERY_REGION:
+        return [e for e in entries if facet_matches(facet, getattr(e, name))]
+    return [e for e in entries if (wanted in value if isinstance(value := getattr(e, name), list) else wanted == value)]
 
 
 @dataclass
@@ -136,6 +150,17 @@ def _as_read_from(found: tuple[Entry | None, list[Problem]], path: str) -> tuple
     return entry, [p if p.path == path else replace(p, path=path) for p in problems]
 
 
+def _reparse(paths: dict[str, tuple[str, str]], key: str) -> Entry:
+    """The entry of `key` parsed again from its file (a `LazyEntry` whose chunk was lost since the cache was
+    opened); an error if the file changed since this build read it."""
+    rel, path = paths[key]
+    raw = read_file(Path(path))
+    entry = _parse_source(path, raw)[0] if entry_key(rel, raw) == key else None
+    if entry is None:
+        raise ContentError([Problem(path, 1, "changed while the build ran", "build again")])
+    return entry
+
+
 def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
                  progress: Progress | None = None, cache_dir: Path | None = None,
                  pool: Executor | None = None) -> Loaded:
@@ -146,7 +171,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     in the cache.
     """
     files = entry_files(content_dir)
-    cache = EntryCache(cache_dir, content_dir)
+    paths: dict[str, tuple[str, str]] = {}  # key -> (path inside the content directory, path as read)
+    cache = EntryCache(cache_dir, content_dir, lazy=LightEntries(), reparse=partial(_reparse, paths))
     known, stamps = cache.stamps(), {}
     now = time.time_ns()
     digest = hashlib.blake2b(digest_size=16)
@@ -174,6 +200,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
             problems.add(str(path), 1, f"cannot be read ({exc.strerror})", "every names/*.md must be a readable text file")
             continue
         stamps[rel] = (stamp, key)
+        paths[key] = (rel, str(path))
         digest.update(path.name.encode() + b"\0" + key.encode() + b"\0")
         keys.append(key)
         if found is None:
@@ -234,7 +261,10 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     entries = loaded.entries
     lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
     bots = load_bots(content_dir, problems)
-    validate(entries, categories, moods, problems, files={f.stem for f in loaded.files}, facets=facets)
+    keys = [loaded.keys[e.slug] for e in entries]
+    validate(entries, categories, moods, problems, files={f.stem for f in loaded.files}, facets=facets,
+             phrases=lambda checked: repeated(checked, keys, loaded.cache_root), keys=loaded.keys,
+             cache_root=loaded.cache_root)
     if problems.errors or (strict and problems.warnings) or site is None:
         raise ContentError(problems.sorted(), strict=strict)
     entries.sort(key=lambda e: collation_key(e.title))

@@ -678,5 +678,10 @@ def parse_entry(path: str, text: str) -> tuple[Entry | None, list[Problem]]:
 
 
 def entry_files(content_dir: Path) -> list[Path]:
-    """Every entry file, in a stable order."""
-    return sorted((content_dir / "names").glob("*.md"), key=os.fspath)  # strings compare faster than paths
+    """Every entry file (`names/*.md`), in a stable order (by name)."""
+    names = content_dir / "names"
+    try:
+        found = sorted(name for name in os.listdir(names) if name.endswith(".md"))
+    except OSError:  # no names/ directory (or not a readable one): no entries, as a glob finds none
+        return []
+    return [names / name for name in found]

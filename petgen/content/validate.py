@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
+from petgen.build.cache import EntryMemo
+from petgen.build.dist import unit_key
 from petgen.content.model import (
     EVERY_REGION,
     FACETS,
@@ -25,7 +29,7 @@ from petgen.content.model import (
     Mood,
     did_you_mean,
 )
-from petgen.content.problems import Problems
+from petgen.content.problems import Problem, Problems
 from petgen.content.text import slugify, word_count
 from petgen.search.index import words
 
@@ -63,11 +67,15 @@ def fold(text: str) -> str:
 
 
 def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems,
-             files: set[str] | None = None, facets: Facets | None = None) -> None:
+             files: set[str] | None = None, facets: Facets | None = None,
+             phrases: Callable[[list[Entry]], Sequence[tuple[str, Sequence[Entry]]]] | None = None,
+             keys: dict[str, str] | None = None, cache_root: Path | None = None) -> None:
     """Check entries against the vocabularies and each other (`check_entry_alone` ran at parse time).
 
     `files` are the slugs of every entry file, also those that failed to load: a link to one of them
-    is not reported again (its own errors say what is wrong).
+    is not reported again (its own errors say what is wrong). `phrases` finds the repeated phrases (the
+    build's updates the last build's count: petgen/content/phrases.py). With `keys` (slug -> the key of its
+    entry file) and the build cache's `cache_root`, the results of the checks of one entry are kept there.
     """
     themes = {c.slug for c in categories if c.facet is None}
     aliases = {c.slug: c for c in categories if c.facet is not None}
@@ -75,14 +83,39 @@ def validate(entries: list[Entry], categories: list[Category], moods: list[Mood]
     slugs = {e.slug for e in entries} | (files or set())
     vocabularies = {name: set(facets.slugs(name)) for name in FACETS} if facets else {}
     check_aliases(list(aliases.values()), vocabularies, problems)
-    for entry in entries:
-        check_entry(entry, themes, mood_slugs, slugs, problems, aliases=aliases)
-        if vocabularies:
-            check_facets(entry, vocabularies, problems)
+    memo = EntryMemo(cache_root, "checks", unit_key(
+        *sorted(themes), *sorted(mood_slugs), *(f"{slug}={c.facet}" for slug, c in sorted(aliases.items())),
+        *(f"{name}={sorted(values)}" for name, values in sorted(vocabularies.items())))) if keys else None
+    # An entry's results depend on the others only through the slugs its `related` names: while all exist, they
+    # are those of the last build (`memo`, by the entry file's key) if the entry file is unchanged.
+    alone = [memo is not None and slugs.issuperset(entry.related) for entry in entries]
+    for entry, kept in zip(entries, alone):
+        if not kept:
+            check_entry(entry, themes, mood_slugs, slugs, problems, aliases=aliases)
+            if vocabularies:
+                check_facets(entry, vocabularies, problems)
+    if memo is not None and keys is not None:
+        kept_entries = [entry for entry, kept in zip(entries, alone) if kept]
+        found = memo.get_all([keys.get(entry.slug) for entry in kept_entries], lambda i: _checked(
+            kept_entries[i], themes, mood_slugs, slugs, aliases, vocabularies))
+        for entry, made in zip(kept_entries, found):
+            if made:
+                problems.extend(p if p.path == entry.path else replace(p, path=entry.path) for p in made)
+        memo.save()
     check_variants(entries, problems)
     check_gender_families(entries, problems)
     check_repeated_sentences(entries, problems)
-    check_repeated_phrases(entries, problems)
+    check_repeated_phrases(entries, problems, phrases(entries) if phrases is not None else None)
+
+
+def _checked(entry: Entry, themes: set[str], moods: set[str], slugs: set[str], aliases: dict[str, Category],
+             vocabularies: dict[str, set[str]]) -> list[Problem]:
+    """The problems `check_entry` and `check_facets` find in one entry."""
+    found = Problems()
+    check_entry(entry, themes, moods, slugs, found, aliases=aliases)
+    if vocabularies:
+        check_facets(entry, vocabularies, found)
+    return found.items
 
 
 def _count(entry: Entry, key: str, values: list, bounds: tuple[int, int], problems: Problems, *, warning: bool = False) -> None:
@@ -456,8 +489,25 @@ def _phrases_of(entry: Entry) -> np.ndarray:
 def repeated_phrases(entries: list[Entry], *, top: int | None = None,
                      minimum: int = MAX_PHRASE_ENTRIES + 1) -> list[tuple[str, list[Entry]]]:
     """Phrases in at least `minimum` entries, most widespread first: (phrase with `X` for the name, entries)."""
+    return [(text, [entries[i] for i in users]) for _, text, users in phrase_users(entries, top=top, minimum=minimum)]
+
+
+def phrase_users(entries: list[Entry], *, top: int | None = None,
+                 minimum: int = MAX_PHRASE_ENTRIES + 1) -> list[tuple[int, str, list[int]]]:
+    """`repeated_phrases` as (the phrase's hash, its text, the positions of its entries)."""
+    return users_of(entries, *phrase_counts(entries), top=top, minimum=minimum)
+
+
+def phrase_counts(entries: list[Entry]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every entry's phrase hashes one after another, the position of the entry each is of, and every phrase
+    hash (sorted) with the number of entries it is in."""
     hashes, owners = _all_hashes(entries, _phrases_of)  # an entry's phrases are distinct
-    values, counts = np.unique(hashes, return_counts=True)
+    return hashes, owners, *np.unique(hashes, return_counts=True)
+
+
+def users_of(entries: list[Entry], hashes: np.ndarray, owners: np.ndarray, values: np.ndarray, counts: np.ndarray,
+             *, top: int | None = None, minimum: int = MAX_PHRASE_ENTRIES + 1) -> list[tuple[int, str, list[int]]]:
+    """`phrase_users` from `phrase_counts`."""
     order = np.argsort(-counts, kind="stable")
     wanted = [int(i) for i in order if counts[i] >= minimum][:top]
     if not wanted:
@@ -468,22 +518,30 @@ def repeated_phrases(entries: list[Entry], *, top: int | None = None,
     ranks = by_value[np.searchsorted(chosen[by_value], among)]
     mine = at[np.argsort(ranks.astype(np.int16 if len(wanted) < 2**15 else np.int64), kind="stable")]
     bounds = np.searchsorted(np.sort(ranks), np.arange(len(wanted) + 1))  # by phrase, each one's entries in order
-    users = [[entries[o] for o in owners[mine[bounds[r]:bounds[r + 1]]].tolist()] for r in range(len(wanted))]
+    users = [owners[mine[bounds[r]:bounds[r + 1]]].tolist() for r in range(len(wanted))]
+    texts = phrase_texts(entries, [(users[r][0], value) for r, value in enumerate(chosen.tolist())])
+    return [(value, texts[value], users[r]) for r, value in enumerate(chosen.tolist())]
+
+
+def phrase_texts(entries: list[Entry], wanted: list[tuple[int, int]]) -> dict[int, str]:
+    """The text of each phrase hash of `wanted` (entry position, hash), looked up in that entry's words."""
     texts: dict[int, str] = {}
-    firsts: dict[int, set[int]] = {}  # the words of each phrase are looked up in its first entry
-    for r, value in enumerate(chosen.tolist()):
-        firsts.setdefault(int(owners[mine[bounds[r]]]), set()).add(value)
+    firsts: dict[int, set[int]] = {}
+    for owner, value in wanted:
+        firsts.setdefault(owner, set()).add(value)
     for owner, phrases in sorted(firsts.items()):
         for found in phrase_words(entries[owner]):
             for i, h in enumerate(_window_hashes([found]).tolist()):
                 if h in phrases and h not in texts:
                     texts[h] = " ".join("X" if w == TITLE_MARK else w for w in found[i:i + PHRASE_WORDS])
-    return [(texts[value], users[r]) for r, value in enumerate(chosen.tolist())]
+    return texts
 
 
-def check_repeated_phrases(entries: list[Entry], problems: Problems) -> None:
-    """No phrase of five words (the name replaced by a placeholder) in more than MAX_PHRASE_ENTRIES entries."""
-    for phrase, users in repeated_phrases(entries):
+def check_repeated_phrases(entries: list[Entry], problems: Problems,
+                           found: Sequence[tuple[str, Sequence[Entry]]] | None = None) -> None:
+    """No phrase of five words (the name replaced by a placeholder) in more than MAX_PHRASE_ENTRIES entries
+    (`found`: `repeated_phrases(entries)`, if made already)."""
+    for phrase, users in found if found is not None else repeated_phrases(entries):
         first = users[0]
         shown = ", ".join(e.slug for e in users[:5]) + (" …" if len(users) > 5 else "")
         problems.add(first.path, first.line_of("usage"), f"the phrase '{phrase}' is in {len(users)} entries "

@@ -60,10 +60,17 @@ def list_filters(kb: KnowledgeBase, members: list[tuple[Filter, ...]]) -> dict[F
     filters.update({(("mood", m.slug),): [] for m in kb.moods})
     for name in FILTER_FACETS:
         filters.update({((name, value),): [] for value in kb.facets.slugs(name)})
-    pairs: dict[Filter, list[int]] = {}
+    found: dict[Filter, list[int]] = {}
     for doc, keys in enumerate(members):
         for key in keys:
-            (pairs if len(key) == 2 else filters).setdefault(key, []).append(doc)
+            selected = found.get(key)
+            if selected is None:
+                found[key] = [doc]
+            else:
+                selected.append(doc)
+    pairs = {key: found.pop(key) for key in [key for key in found if len(key) == 2]}
+    for key, selected in found.items():  # the vocabulary's order first, then values outside it as first found
+        filters[key] = selected
     filters.update({key: pairs[key] for c in kb.categories for m in kb.moods
                     if (key := (("category", c.slug), ("mood", m.slug))) in pairs})
     return filters
@@ -102,7 +109,9 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
                    shared={})
     # Each summary is encoded once (or taken from the last build's) and written into every list as is (an
     # `orjson.Fragment`: the same bytes).
-    found: list[Encoded] = [memo.get(kb.keys.get(e.slug), partial(make, e)) for e in kb.entries]
+    entries = kb.entries
+    found: list[Encoded] = memo.get_all(list(map(kb.keys.get, [e.slug for e in entries])),
+                                        lambda i: make(entries[i]))
     memo.save()
     encoded = [raw for raw, _, _ in found]
     fragments = [orjson.Fragment(raw) for raw in encoded]
@@ -120,8 +129,8 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
 
     for key, matching in filters.items():
         for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
-            writer.unit(list_stem(key, offset), unit_key(str(len(matching)), *(
-                digests[doc] for doc in matching[offset:offset + DEFAULT_LIMIT])),
+            writer.unit(list_stem(key, offset), unit_key(
+                str(len(matching)), *map(digests.__getitem__, matching[offset:offset + DEFAULT_LIMIT])),
                 partial(emit_page, key, matching, offset))
 
     def emit_category(category: Category, names: list[int]) -> None:
@@ -132,7 +141,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     for category in kb.categories:
         names = filters[("category", category.slug),]
         items.append(category_summary(category, len(names), site))
-        writer.unit(f"api/categories/{category.slug}", unit_key(*(digests[doc] for doc in names)),
+        writer.unit(f"api/categories/{category.slug}", unit_key(*map(digests.__getitem__, names)),
                     partial(emit_category, category, names))
     facet_counts = kb.facet_counts()
     writer.add_hashed("/api/categories", "api/categories",

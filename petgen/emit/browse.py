@@ -12,10 +12,12 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from functools import cached_property, partial
+from operator import attrgetter
 from typing import Any
 
 from markupsafe import Markup
 
+from petgen.build.cache import EntryMemo
 from petgen.build.dist import HTML, DistWriter, unit_key
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Entry, Site
@@ -23,6 +25,7 @@ from petgen.content.text import initial as title_initial
 from petgen.contract.resources import entry_url, list_route
 from petgen.emit.templating import environment, esc, script_json
 
+SLUG = attrgetter("slug")
 PAGE_SIZE = 48  # cards per list page: about 20 KB of HTML, 40 KB with the stylesheet and script
 AZ_PAGE_SIZE = 200  # names per A–Z page (title links only): under 40 KB with the stylesheet and script
 
@@ -138,20 +141,32 @@ class Browse:
         return {slug: mood.title for slug, mood in self.moods.items()}
 
     @cached_property
+    def _cards(self) -> list[tuple[str, str]]:
+        """Each entry's card (title, meaning, moods) and its digest, in list order, rendered once and kept in the
+        build cache by the entry's file."""
+        moods, entries = self.mood_titles, self.kb.entries
+        memo = EntryMemo(self.kb.cache_root, "cards", unit_key(self.base, *(f"{k}={v}" for k, v in moods.items())))
+
+        def card(i: int) -> tuple[str, str]:
+            e = entries[i]
+            mood_text = " · ".join(moods.get(m, m) for m in e.moods)
+            html = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{esc(e.title)}</a></h3>'
+                    f'<p>{esc(e.meaning)}</p><p class="moods">{esc(mood_text)}</p></li>')
+            return html, hashlib.blake2b(html.encode(), digest_size=12).hexdigest()
+
+        found = memo.get_all([self.kb.keys.get(e.slug) for e in entries], card)
+        memo.save()
+        return found
+
+    @cached_property
     def cards(self) -> dict[str, str]:
         """Each entry's card (title, meaning, moods), rendered once."""
-        moods = self.mood_titles
-        cards = {}
-        for e in self.kb.entries:
-            mood_text = " · ".join(moods.get(m, m) for m in e.moods)
-            cards[e.slug] = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{esc(e.title)}</a></h3>'
-                             f'<p>{esc(e.meaning)}</p><p class="moods">{esc(mood_text)}</p></li>')
-        return cards
+        return {e.slug: card for e, (card, _) in zip(self.kb.entries, self._cards)}
 
     @cached_property
     def card_digests(self) -> dict[str, str]:
         """A digest of each entry's card: what keys the list pages that show it."""
-        return {slug: hashlib.blake2b(card.encode(), digest_size=12).hexdigest() for slug, card in self.cards.items()}
+        return {e.slug: digest for e, (_, digest) in zip(self.kb.entries, self._cards)}
 
     @cached_property
     def by_letter(self) -> dict[str, list[Entry]]:
@@ -234,7 +249,7 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
             for number in range(1, count + 1):
                 rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
                 shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
-                writer.unit(rel, unit_key(str(len(page.entries)), *(digests[e.slug] for e in shown)),
+                writer.unit(rel, unit_key(str(len(page.entries)), *map(digests.__getitem__, map(SLUG, shown))),
                             partial(render, kind, page, moods, number, rel))
         overview = env.get_template("overview.html").render(
             site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=browse.tiles(kind.name),

@@ -110,5 +110,5 @@ def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
     writer.add_file("/.well-known/http-message-signatures-directory",
                     ".well-known/http-message-signatures-directory", _json(directory(kb.bots)), SIGNATURES_DIRECTORY)
     writer.add_file("/llms.txt", "llms.txt", llms_txt(kb).encode(), TEXT.replace("plain", "markdown"))
-    writer.add_file("/llms-full.txt", "llms-full.txt", corpus_markdown(kb).encode(), TEXT.replace("plain", "markdown"))
+    writer.add_file("/llms-full.txt", "llms-full.txt", corpus_markdown(kb), TEXT.replace("plain", "markdown"))
     writer.add_file("/robots.txt", "robots.txt", robots_txt(base).encode(), TEXT)

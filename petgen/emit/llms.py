@@ -2,36 +2,48 @@
 
 from __future__ import annotations
 
+from petgen.build.cache import EntryMemo
+from petgen.build.dist import unit_key
 from petgen.content.kb import KnowledgeBase
+from petgen.content.model import Entry, Site
 from petgen.contract.resources import entry_url
 
 
-def corpus_markdown(kb: KnowledgeBase) -> str:
-    """Every entry, in list order, as one Markdown document."""
+def corpus_markdown(kb: KnowledgeBase) -> bytes:
+    """Every entry, in list order, as one Markdown document (UTF-8). Each entry's section is kept in the build
+    cache between builds (`EntryMemo`): a rebuild makes only the changed entries' sections again."""
     site = kb.site
     categories = {c.slug: c.title for c in kb.categories}
     moods = {m.slug: m.title for m in kb.moods}
-    parts = [
-        f"# {site.name}: alle Kosenamen\n",
+    memo = EntryMemo(kb.cache_root, "llms", unit_key(site.base_url, *(f"{k}={v}" for k, v in categories.items()),
+                                                         *(f"{k}={v}" for k, v in moods.items())))
+    parts = [(
+        f"# {site.name}: alle Kosenamen\n"
         f"{site.description} {len(kb.entries)} Einträge. Lizenz: {site.license['name']} "
-        f"({site.license['url']}). Quelle: {site.license['attribution']}.\n",
-    ]
-    for e in kb.entries:
-        parts.append(
-            f"\n## {e.title}\n\n"
-            f"- URL: {entry_url(site, e.slug)}\n"
-            f"- Aussprache: {e.pronunciation} [{e.ipa}]\n"
-            f"- Kategorien: {', '.join(categories[c] for c in e.categories)}\n"
-            f"- Stimmungen: {', '.join(moods[m] for m in e.moods)}\n"
-            f"- Varianten: {', '.join(e.variants)}\n"
-            f"- Schlagwörter: {', '.join(e.keywords)}\n\n"
-            f"**Bedeutung:** {e.meaning}\n\n"
-            f"### Herkunft\n\n{e.origin}\n\n"
-            f"### Verwendung\n\n{e.usage}\n\n"
-            "### Beispiele\n\n" + "".join(f"- {x}\n" for x in e.examples) + "\n"
-            "### Häufige Fragen\n\n" + "".join(f"- **{f['question']}** {f['answer']}\n" for f in e.faq)
-        )
-    return "".join(parts)
+        f"({site.license['url']}). Quelle: {site.license['attribution']}.\n").encode()]
+    entries = kb.entries
+    parts += memo.get_all(list(map(kb.keys.get, [e.slug for e in entries])),
+                          lambda i: section(entries[i], site, categories, moods))
+    memo.save()
+    return b"".join(parts)
+
+
+def section(e: Entry, site: Site, categories: dict[str, str], moods: dict[str, str]) -> bytes:
+    """One entry's section of `corpus_markdown`."""
+    return (
+        f"\n## {e.title}\n\n"
+        f"- URL: {entry_url(site, e.slug)}\n"
+        f"- Aussprache: {e.pronunciation} [{e.ipa}]\n"
+        f"- Kategorien: {', '.join(categories[c] for c in e.categories)}\n"
+        f"- Stimmungen: {', '.join(moods[m] for m in e.moods)}\n"
+        f"- Varianten: {', '.join(e.variants)}\n"
+        f"- Schlagwörter: {', '.join(e.keywords)}\n\n"
+        f"**Bedeutung:** {e.meaning}\n\n"
+        f"### Herkunft\n\n{e.origin}\n\n"
+        f"### Verwendung\n\n{e.usage}\n\n"
+        "### Beispiele\n\n" + "".join(f"- {x}\n" for x in e.examples) + "\n"
+        "### Häufige Fragen\n\n" + "".join(f"- **{f['question']}** {f['answer']}\n" for f in e.faq)
+    ).encode()
 
 
 def llms_txt(kb: KnowledgeBase) -> str:

@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import pickle
+from collections.abc import Sequence
 from pathlib import Path
+from typing import overload
 
-from petgen.build.cache import fingerprint, write_atomic
+from petgen.build.cache import EntryMemo, fingerprint, write_atomic
 from petgen.build.dist import DistWriter, read_file
 from petgen.content.kb import KnowledgeBase
 from petgen.contract.resources import encode, entry_url
@@ -39,9 +41,47 @@ def documents(kb: KnowledgeBase) -> list[Document]:
     ]
 
 
-def digests(docs: list[Document]) -> list[bytes]:
+class Documents(Sequence[Document]):
+    """`documents(kb)`, each made when first read: an index updated entry by entry (petgen/search/update.py)
+    reads only the changed entries' documents (and `entry_digests` the others' digests from the cache)."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.entries, self.site = kb.entries, kb.site
+        self.made: dict[int, Document] = {}
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Document]: ...
+
+    def __getitem__(self, index: int | slice) -> Document | list[Document]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = range(len(self))[index]
+        found = self.made.get(index)
+        if found is None:
+            e = self.entries[index]
+            found = self.made[index] = Document(slug=e.slug, title=e.title, meaning=e.meaning,
+                                                url=entry_url(self.site, e.slug), fields=e.search_fields(),
+                                                terms=e.terms)
+        return found
+
+
+def digests(docs: Sequence[Document]) -> list[bytes]:
     """Each document's digest (`petgen.search.update.digest`)."""
     return list(map(update.digest, docs))
+
+
+def entry_digests(kb: KnowledgeBase, docs: Sequence[Document]) -> list[bytes]:
+    """`digests(docs)` of the documents of `kb`'s entries, each kept in the build cache by its entry file."""
+    memo = EntryMemo(kb.cache_root, "search", kb.site.base_url)
+    found = memo.get_all([kb.keys.get(e.slug) for e in kb.entries], lambda i: update.digest(docs[i]))
+    memo.save()
+    return found
 
 
 def search_key(found: list[bytes]) -> str:
@@ -49,7 +89,7 @@ def search_key(found: list[bytes]) -> str:
     return hashlib.blake2b(b"".join(found), digest_size=16).hexdigest()
 
 
-def emit_search_index(kb: KnowledgeBase | None, writer: DistWriter, docs: list[Document] | None = None,
+def emit_search_index(kb: KnowledgeBase | None, writer: DistWriter, docs: Sequence[Document] | None = None,
                       found: list[bytes] | None = None, state: Path | None = None,
                       updated: update.IndexState | None = None) -> None:
     """Index every entry's title, variants, keywords and meaning (`docs`, if made already, with their
@@ -66,7 +106,7 @@ def emit_search_index(kb: KnowledgeBase | None, writer: DistWriter, docs: list[D
     writer.unit(SEARCH_UNIT, search_key(found), lambda: _emit_index(docs, found, writer, state, updated))
 
 
-def updated_state(path: Path | None, docs: list[Document], found: list[bytes]) -> update.IndexState | None:
+def updated_state(path: Path | None, docs: Sequence[Document], found: list[bytes]) -> update.IndexState | None:
     """The last build's index (kept at `path`) updated to `docs`, if it can be (else None: build it whole)."""
     state = load_state(path)
     return state if state is not None and update.update(state, docs, found, encode) else None
@@ -89,7 +129,7 @@ def save_state(path: Path | None, state: update.IndexState) -> None:
             write_atomic(path, pickle.dumps((fingerprint(), state), protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _emit_index(docs: list[Document], found: list[bytes], writer: DistWriter, path: Path | None,
+def _emit_index(docs: Sequence[Document], found: list[bytes], writer: DistWriter, path: Path | None,
                 state: update.IndexState | None) -> None:
     state = state or updated_state(path, docs, found) or update.build(docs, encode)
     engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", state.pack(), "application/octet-stream", "bin")

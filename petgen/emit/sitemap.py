@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from xml.sax.saxutils import escape
-
 from petgen.build.dist import HTML, DistWriter
 from petgen.content.kb import KnowledgeBase
 
 XML = "application/xml; charset=utf-8"
 DUPLICATES = frozenset({"/names/"})  # the A–Z letters again (canonical /a-z/): not listed
+
+
+def escape(text: str) -> str:
+    """`xml.sax.saxutils.escape` (&, <, >), without the 13 ms of imports it brings (urllib.request, http)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def emit_sitemap(kb: KnowledgeBase, writer: DistWriter) -> None:

@@ -15,6 +15,7 @@ from petgen.build import cache as cache_module
 from petgen.build.distpack import SUMMARY_PACK, summary_pack
 from petgen.build.pipeline import build
 from petgen.cli.main import cli
+from petgen.content.lazy import LazyEntry
 from petgen.content.problems import ContentError
 from petgen.emit.api import DATA_FILE
 from tests.conftest import BASE_URL, entry_text
@@ -106,7 +107,25 @@ def test_a_damaged_cache_is_only_a_miss(content: Path, tmp_path: Path, parsed: l
         chunk.write_bytes(b"not a pickle")
     parsed.clear()
     result = build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
-    assert len(parsed) == 6 and len(result.kb.entries) == 6
+    assert len(result.kb.entries) == 6
+    assert parsed  # the entries whose chunk was read were parsed again; the others were read from their light form
+    build(content, tmp_path / "fresh", base_url=BASE_URL)
+    assert _tree(tmp_path / "d") == _tree(tmp_path / "fresh")
+
+
+def test_a_chunk_damaged_during_a_build_is_parsed_from_its_file(content: Path, tmp_path: Path,
+                                                                 parsed: list[str]) -> None:
+    """An entry loaded from its light form reads the rest of its chunk only when a stage needs it: if the
+    chunk was damaged in between, the entry is parsed again from its file, the same entry."""
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    parsed.clear()
+    kb = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert parsed == [] and all(isinstance(e, LazyEntry) for e in kb.entries)
+    for chunk in _chunks(tmp_path / "c"):
+        chunk.write_bytes(b"not a pickle")
+    assert [e.faq for e in kb.entries] and len(parsed) == 6
+    fresh = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL)
+    assert kb.entries == fresh.entries
 
 
 def test_results_of_other_code_are_never_used(content: Path, tmp_path: Path, parsed: list[str],
@@ -279,3 +298,40 @@ def test_the_summary_pack_is_the_one_the_runtime_would_make_from_the_data_file(d
     `_data/index.json` when it is missing: both must be the same bytes."""
     data = orjson.loads((dist / DATA_FILE).read_bytes())
     assert (dist / SUMMARY_PACK).read_bytes() == summary_pack(data)
+
+
+def test_an_entry_memo_writes_only_what_a_build_made_and_compacts_what_is_unused(tmp_path: Path) -> None:
+    made: list[str] = []
+
+    def run(keys: list[str]) -> list[str]:
+        memo = cache_module.EntryMemo(tmp_path, "test", "context")
+        values = memo.get_all(list(keys), lambda i: made.append(keys[i]) or f"value of {keys[i]}")
+        memo.save()
+        return values
+
+    keys = [f"k{i}" for i in range(20)]
+    assert run(keys) == [f"value of {k}" for k in keys] and len(made) == 20
+    base = (tmp_path / "test.memo").read_bytes()
+    made.clear()
+    assert run(keys[:19] + ["new"]) == [f"value of {k}" for k in keys[:19] + ["new"]] and made == ["new"]
+    assert (tmp_path / "test.memo").read_bytes() == base  # only the new result written, beside it
+    assert cache_module.pickle.loads((tmp_path / "test.memo-new").read_bytes()) == ("context", {"new": "value of new"})
+    made.clear()
+    assert run(keys[:19] + ["new"]) == [f"value of {k}" for k in keys[:19] + ["new"]] and made == []
+    assert run(keys[:10] + ["new"]) and made == []  # half unused: one new memo of the results in use
+    assert not (tmp_path / "test.memo-new").exists()
+    stored = cache_module.pickle.loads((tmp_path / "test.memo").read_bytes())
+    assert stored == ("context", {k: f"value of {k}" for k in keys[:10] + ["new"]})
+    assert cache_module.EntryMemo(tmp_path, "test", "another context").found == {}
+
+
+def test_a_lazy_entry_reads_its_chunk_only_when_needed_and_pickles_as_an_entry(content: Path, tmp_path: Path) -> None:
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    kb = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL, cache_dir=tmp_path / "c")
+    fresh = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL)
+    entry, plain = kb.entries[0], fresh.entries[0]
+    assert isinstance(entry, LazyEntry) and "origin" not in vars(entry)  # only the light fields are loaded
+    assert entry.title == plain.title and "origin" not in vars(entry)
+    copy = cache_module.pickle.loads(cache_module.pickle.dumps(entry))
+    assert type(copy) is type(plain) and vars(copy) == vars(plain)  # pickled whole, as the plain entry
+    assert entry.origin == plain.origin and entry == plain and plain == entry

@@ -1,0 +1,75 @@
+"""Entries loaded on demand from the build cache: what a rebuild after one edit reads of 10,000 entries.
+
+Every stage reads a few fields of every entry (its slug, title, meaning, taxonomy, related entries, search
+terms, the hashes the cross-entry checks compare); only the changed entries' pages and the texts of a few
+need the rest (pronunciation, origin, usage, examples, FAQ, line numbers). The build cache keeps, beside each
+chunk of pickled entries, the `LIGHT_FIELDS` of its entries (petgen/build/cache.py, `Lazy`); a `LazyEntry` is
+made from those, and on the first read of any other field it unpickles its chunk and becomes the whole entry.
+Code that reads an entry cannot tell the difference: a field is always there, only sooner or later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from petgen.content.model import Entry
+
+# The fields the build reads of every entry (validation across entries, keys, lists, cards, the search index,
+# the sitemap); the others are loaded with the entry's chunk when first read.
+LIGHT_FIELDS = ("slug", "path", "title", "meaning", "variants", "categories", "moods", "keywords", "related",
+                "datePublished", "lastReviewed", "relationship", "gender", "region", "originCertainty", "genderNote",
+                "language", "sentences", "terms", "name_keys", "phrases")
+_LOAD = "_load"
+
+
+class LazyEntry(Entry):
+    """An entry of which only `LIGHT_FIELDS` are loaded; reading another field loads the rest (`_load`)."""
+
+    def __getattr__(self, name: str) -> Any:  # only called for an attribute the instance does not have
+        if name.startswith("__") or _LOAD not in self.__dict__:
+            raise AttributeError(name)
+        self._complete()
+        return object.__getattribute__(self, name)
+
+    def _complete(self) -> None:
+        load = self.__dict__.pop(_LOAD, None)
+        if load is not None:
+            fields = self.__dict__
+            for key, value in vars(load()).items():
+                fields.setdefault(key, value)  # what was set here since (the path as this build spells it) stays
+
+    def whole(self) -> Entry:
+        """The entry as a plain `Entry` (every field loaded)."""
+        self._complete()
+        entry = Entry.__new__(Entry)
+        entry.__dict__.update(self.__dict__)
+        return entry
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LazyEntry):
+            other = other.whole()
+        return self.whole() == other if isinstance(other, Entry) else NotImplemented
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        """Pickled as the plain `Entry` it stands for."""
+        return _plain, (self.whole().__dict__,)
+
+
+def _plain(fields: dict[str, Any]) -> Entry:
+    entry = Entry.__new__(Entry)
+    entry.__dict__.update(fields)
+    return entry
+
+
+class LightEntries:
+    """The `Lazy` of the build cache for entries: their light form is the dict of their `LIGHT_FIELDS`."""
+
+    def light(self, entry: Entry) -> dict[str, Any]:
+        fields = vars(entry)
+        return {name: fields[name] for name in LIGHT_FIELDS}
+
+    def entry(self, light: dict[str, Any], load: Callable[[], Entry]) -> LazyEntry:
+        entry = LazyEntry.__new__(LazyEntry)
+        entry.__dict__ = {**light, _LOAD: load}
+        return entry
