@@ -227,13 +227,14 @@ class EntryCache:
         return found if isinstance(found, dict) else {}
 
     def save_stamps(self, stamps: dict[str, tuple[Stamp, str]], now_ns: int) -> None:
-        """Keep the stamps of the files hashed by this load, leaving out the files changed (by their change
+        """Keep the stamps of the files hashed by this load, but not of the files changed (by their change
         time, which no one can set back) in the last RACY_NS before `now_ns`: another change within the same
-        clock tick would leave the stamp as it is."""
+        clock tick would leave the stamp as it is. Those keep their key with an empty stamp, which matches no
+        file (they are hashed again), so that the next load still knows which entry a changed file was."""
         if self.root is None or not self.root.is_dir():
             return
         write_atomic(self.root / STAMPS, pickle.dumps(
-            {path: found for path, found in stamps.items() if found[0][2] < now_ns - RACY_NS},
+            {path: found if found[0][2] < now_ns - RACY_NS else ((), found[1]) for path, found in stamps.items()},
             protocol=pickle.HIGHEST_PROTOCOL))
 
     def get(self, key: str) -> tuple[Any, list] | None:

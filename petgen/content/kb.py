@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, partial
 from itertools import chain
 from operator import attrgetter
@@ -161,6 +161,28 @@ def _reparse(paths: dict[str, tuple[str, str]], key: str) -> Entry:
     return entry
 
 
+# What an edit must move `lastReviewed` for: every published field of an entry (not the bookkeeping ones).
+PUBLISHED = tuple(f.name for f in fields(Entry) if f.name not in
+                  {"slug", "path", "lastReviewed", "lines", "sentences", "terms", "name_keys", "phrases"})
+
+
+def _review_date_kept(old: tuple[Entry | None, list] | None, new: tuple[Entry | None, list[Problem]] | None,
+                      path: str, problems: Problems) -> None:
+    """A warning when an entry's content changed since the last build but its `lastReviewed` did not: webhook
+    subscribers get `entry.updated` with the old date (the contract says the date moves with the content)."""
+    if not old or not new or old[0] is None or new[0] is None:
+        return
+    before, after = old[0], new[0]
+    if after.lastReviewed != before.lastReviewed:
+        return
+    changed = [name for name in PUBLISHED if getattr(before, name) != getattr(after, name)]
+    if changed:
+        problems.add(path, after.line_of("lastReviewed"), f"{', '.join(changed[:3])}{' …' if len(changed) > 3 else ''} "
+                     f"changed since the last build, but lastReviewed is still {after.lastReviewed}",
+                     f"set lastReviewed to today's date ({time.strftime('%Y-%m-%d')}): webhook subscribers get "
+                     "entry.updated with it", warning=True)
+
+
 def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
                  progress: Progress | None = None, cache_dir: Path | None = None,
                  pool: Executor | None = None) -> Loaded:
@@ -177,6 +199,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     now = time.time_ns()
     digest = hashlib.blake2b(digest_size=16)
     keys, results, missing = [], {}, []
+    edited: list[tuple[str, str, str]] = []  # files changed since the last build: (old key, new key, path)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     # With a pool (forked early, so there are many files), each chunk of files to parse is handed to it as
     # soon as it is read: the workers parse the first chunks while this process reads the rest.
@@ -201,6 +224,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
             continue
         stamps[rel] = (stamp, key)
         paths[key] = (rel, str(path))
+        if seen is not None and seen[1] != key:
+            edited.append((seen[1], key, str(path)))
         digest.update(path.name.encode() + b"\0" + key.encode() + b"\0")
         keys.append(key)
         if found is None:
@@ -231,6 +256,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
                 results[key] = (entry, entry_problems)
         if progress:
             progress(len(missing))
+    for old_key, key, path in edited:  # before the old entries are pruned from the cache
+        _review_date_kept(cache.get(old_key), results.get(key), path, problems)
     cache.prune(set(keys))
     cache.save_stamps(stamps, now)
     entries, keyed = [], {}

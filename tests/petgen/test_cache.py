@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import hashlib
 from pathlib import Path
 
@@ -64,6 +66,27 @@ def test_only_changed_files_are_parsed_again(content: Path, tmp_path: Path, pars
     assert sorted(parsed) == ["apfel.md", "hasi.md"]
     assert result.kb.by_slug["apfel"].meaning.startswith("Ein frischer")
     assert "hasi" in result.kb.by_slug
+
+
+def test_an_edit_without_a_new_review_date_is_a_warning(content: Path, tmp_path: Path) -> None:
+    """The contract: lastReviewed moves with the content (webhook subscribers get entry.updated with it)."""
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    path = content / "names" / "apfel.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "\n", encoding="utf-8")  # the file changed, its content did not
+    quiet = build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert not any("lastReviewed is still" in p.message for p in quiet.kb.warnings)
+    path.write_text(text.replace("Ein verspielter", "Ein frischer"), encoding="utf-8")
+    result = build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    kept = [p for p in result.kb.warnings if "lastReviewed is still" in p.message]
+    reviewed = re.search(r"^lastReviewed: (\S+)$", text, re.M)
+    assert reviewed is not None and len(kept) == 1 and kept[0].path == str(path)
+    assert kept[0].message == f"meaning changed since the last build, but lastReviewed is still {reviewed.group(1)}"
+    assert kept[0].line == text.splitlines().index(reviewed.group(0)) + 1
+    bumped = text.replace("Ein verspielter", "Ein ganz frischer").replace(reviewed.group(0), "lastReviewed: 2099-01-01")
+    path.write_text(bumped, encoding="utf-8")
+    again = build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert not any("lastReviewed is still" in p.message for p in again.kb.warnings)
 
 
 def test_problems_of_a_cached_entry_are_reported_every_time(content: Path, tmp_path: Path,

@@ -58,7 +58,8 @@ def test_problems_of_a_cached_load_equal_those_of_a_clean_load(tmp_path: Path, s
                 done.append(editor.step())
         kb = load_knowledge_base(content, cache_dir=cache)
         clean = load_knowledge_base(content)
-        assert kb.warnings == clean.warnings, done
+        since = [w for w in kb.warnings if "lastReviewed is still" in w.message]  # only a cached load knows the last
+        assert [w for w in kb.warnings if w not in since] == clean.warnings, done  # build: edits kept their dates
         assert kb.entries == clean.entries, done
         reported.add(any("the phrase" in w.message for w in kb.warnings))
     assert next(cache.glob(f"entries-*/*/{STATE}"))
