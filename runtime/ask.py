@@ -24,7 +24,8 @@ from petgen.search.query import Hit
 from runtime.builds.dist import Dist
 from runtime.http.errors import error_response
 from runtime.http.params import BadBody, header_map, json_object, read_body
-from runtime.understanding import Answer, Understanding, answer, understand
+from runtime.reading import Understanding, understand
+from runtime.understanding import Answer, answer
 
 __all__ = ["Answer", "Lexicon", "Understanding", "answer", "understand"]
 

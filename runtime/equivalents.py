@@ -39,19 +39,19 @@ _X = r"[\"'„“‚]?(?P<x>[^\"'„“”‚‘]+?)[\"'“”‘]?"
 _END = r"\s*[?!.…]*\s*$"
 PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     # "Was heißt Schatz auf Englisch?", "Wie sagt man Hase auf Türkisch?", "Wie übersetzt man Schatz ins Englische?"
-    rf"^(?:und\s+)?(?:was|wie)\s+(?:hei(?:ß|ss)t|sagt\s+man(?:\s+zu)?|sage\s+ich(?:\s+zu)?|nennt\s+man|übersetzt\s+man)\s+"
-    rf"{_X}\s+(?:auf|in|im|ins)\s+{_LANG}{_END}",
+    (rf"^(?:und\s+)?(?:was|wie)\s+(?:hei(?:ß|ss)t|sagt\s+man(?:\s+zu)?|sage\s+ich(?:\s+zu)?|nennt\s+man|übersetzt\s+man)\s+"
+    rf"{_X}\s+(?:auf|in|im|ins)\s+{_LANG}{_END}"),
     # "How do you say Schatz in English?", "What is Schatz in English?", "translate Schatz into English"
-    rf"^(?:how\s+(?:do\s+(?:you|i|we)|would\s+you|to|can\s+i|does\s+one)\s+say|what(?:'s|\s+is)|translate)\s+"
-    rf"{_X}\s+in(?:to)?\s+{_LANG}{_END}",
+    (rf"^(?:how\s+(?:do\s+(?:you|i|we)|would\s+you|to|can\s+i|does\s+one)\s+say|what(?:'s|\s+is)|translate)\s+"
+    rf"{_X}\s+in(?:to)?\s+{_LANG}{_END}"),
     # "Schatz auf Englisch", "sweetheart in German?", "Hase ins Türkische"
     rf"^{_X}\s+(?:auf|in|im|ins|into)\s+{_LANG}{_END}",
     # "the English word for Schatz", "English for Schatz", "the German equivalent of darling"
-    rf"^(?:what(?:'s|\s+is)\s+)?(?:the\s+|an?\s+)?{_LANG}\s+(?:(?:word|term|name|pet\s+name|equivalent|version|"
-    rf"translation)\s+(?:for|of)|for)\s+{_X}{_END}",
+    (rf"^(?:what(?:'s|\s+is)\s+)?(?:the\s+|an?\s+)?{_LANG}\s+(?:(?:word|term|name|pet\s+name|equivalent|version|"
+    rf"translation)\s+(?:for|of)|for)\s+{_X}{_END}"),
     # "das englische Wort für Schatz", "englischer Kosename für Schatz", "deutsche Entsprechung von Honey"
-    rf"(?:^|\s){_LANG}\s+(?:wort|begriff|kosename|ausdruck|entsprechung|übersetzung|pendant|gegenstück)\s+"
-    rf"(?:für|zu|von)\s+{_X}{_END}",
+    (rf"(?:^|\s){_LANG}\s+(?:wort|begriff|kosename|ausdruck|entsprechung|übersetzung|pendant|gegenstück)\s+"
+    rf"(?:für|zu|von)\s+{_X}{_END}"),
     # "Übersetzung von Schatz ins Englische", "translation of Schatz into English"
     rf"(?:übersetzung|translation)\s+(?:von|of|für|for)\s+{_X}\s+(?:ins|in|into|auf)\s+{_LANG}{_END}",
 )]

@@ -11,7 +11,7 @@ from petgen.contract.resources import license_of
 from petgen.search.query import Hit
 from runtime.builds.dist import Dist
 from runtime.http.params import BadRequest, query_params, whole_number
-from runtime.understanding import understand
+from runtime.reading import understand
 
 SEARCH_PARAMS = ("q", "limit")
 

@@ -1,18 +1,6 @@
-"""How `/ask` reads a question and ranks entries for it (runtime/ask.py sends the answer).
+"""How `/ask` ranks entries for a question read by runtime/reading.py (runtime/ask.py sends the answer).
 
-**Reading.** The question's words are folded like the index (petgen/search/index.py) and matched
-against `content/lexicon.yml`, longest phrase first (up to four words), exactly or by German stem
-(`frecher` → `frech`), a phrase of two words in either order (`der gern kuschelt`: `kuschelt gern`). A phrase can ask for facet values (relationship, gender, region, language),
-a category, a mood, or stand for German words to search for (translations and traits: `little
-mouse` → Mäuschen, `schläft gern` → Langschläfer, Schlafmütze). Several values of one facet
-are a union ("Wien oder Bayern"), and so are two words joined by "oder"/"or" ("Sterne oder Sonne": an
-entry matching either counts as matching the pair, by its better match). A phrase that is also an entry's title (`Baby`, `Kumpel`) is
-searched for as a name, and its intents only boost, unless it follows "für"/"for"/"zu"/"to"
-("für ein Baby"). Filler, words of one or two letters and words that match no entry are ignored
-and reported; a word that only occurs in meanings is ignored when the question says more. What follows "ohne",
-"nicht", "kein", "not", "without", "anderes als" (`NEGATIONS`, `OTHER_THAN`) is left out of the answer (`excluded`).
-
-**Ranking.** Each entry gets a score in 0..1: the weighted mean of how well it matches each word
+Each entry gets a score in 0..1: the weighted mean of how well it matches each word
 group (confidence from petgen/search/query.py; weight 1, or 0.5 for a topic word that comes with an
 intent, like `Blume` with the category natur or `Bruder` with the relationship familie) and of each intent it satisfies (weight 0.5; for
 gender, a name for anyone counts 0.9), times 0.92, plus 0.08 × its standing (`standing`: a classic, and a name
@@ -26,20 +14,16 @@ knowledge base cannot answer confidently gets an empty result and a hint.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 
-from petgen.content.lexicon import Lexicon
-from petgen.content.model import EVERY_REGION, SUPRAREGIONAL
-from petgen.content.text import initial
-from petgen.search.index import analyze, stems, words
+from petgen.content.model import SUPRAREGIONAL
 from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted, prefix_share, prefix_words
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
+from runtime.reading import MIN_WORD, NAME_WORDS, Understanding, understand
 
 FLOOR = 0.4  # no answer scores below this
 CLASSICS = "klassiker"  # the category a question of name words alone asks for
@@ -52,11 +36,6 @@ CLASSIC_SHARE = 0.08  # of the score: a name's standing (`standing`): a classic,
 CLASSIC, EVERYWHERE = 0.6, 0.4  # the standing of a classic, of a name used everywhere (when no region is asked)
 FACETS = ("relationship", "gender", "region", "language")
 RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "relationship", "letter", "not")
-RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
-UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
-NEGATIONS = frozenset({"nicht", "nichts", "nix", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "nie",
-                       "niemals", "statt", "anstatt", "ausser", "not", "no", "nothing", "never", "without", "except",
-                       "instead", "dont", "don", "doesnt", "doesn", "isnt", "isn", "arent", "aren", "wont", "won"})  # the next phrase is left out (`Understanding.excluded`)
 # Family members whose names say whom they are for (Schwesterchen, Bruderherz): a question about another member
 # leaves them out ("Kosename für meine Mama" does not answer Schwesterchen).
 FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bruder", "brother", "bruderchen"},
@@ -69,324 +48,10 @@ FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bru
 # Whom one works with: romantic and passionate names are left out ("Spitzname für den Chef" does not answer Liebste).
 WORKPLACE = frozenset({"chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
                        "vorgesetzten", "arbeitskollege", "arbeitskollegin", "arbeitskollegen", "coworker",
-                       "teamkollege", "teamkollegin", "colleague", "coworker", "colleagues", "coworkers", "teammate"})
+                       "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate"})
 AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"))
-OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "different", "alternative", "alternatives"})
 NOT_WEIGHT = 0.1  # what leaving something out counts in the score: it filters, it hardly ranks
-AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
-MAX_PHRASE = 4
-MIN_WORD = 3
 BOUNDED_HEAD = 512  # /ask ranks from heads of up to this many documents per long list before scoring every match
-
-# "what does X mean", "was bedeutet X", … — X is the name asked about.
-DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
-    r"\bwhat(?:'s| is| does)?\s+(?:the\s+)?(?:meaning|origin)\s+of\s+(?P<x>.+)",
-    r"\bwhat\s+does\s+(?P<x>.+?)\s+(?:mean|stand for)\b",
-    r"\bwhere\s+does\s+(?P<x>.+?)\s+come\s+from\b",
-    r"(?:^|[.!?]\s+)what\s+is\s+(?:an?\s+)?(?P<x>.+?)\s*\?*$",  # at the start: "…, what is sweeter?" compares
-    r"\bmeaning\s+of\s+(?P<x>.+)",
-    r"\bwas\s+(?:bedeutet|hei(?:ß|ss)t|meint)\s+(?:eigentlich\s+)?(?P<x>.+)",
-    r"\bwoher\s+(?:kommt|stammt)\s+(?:eigentlich\s+)?(?P<x>.+)",
-    r"\bbedeutung\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
-    r"\bherkunft\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
-    r"(?:^|[.!?]\s+)was\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
-)]
-# "what is X"/"was ist X" define only a name: a title, or one word ("was ist Spatzl?", not "was ist der beliebteste …")
-WEAK_DEFINITION = frozenset(p for p in DEFINITION if p.pattern.startswith("(?:^|[.!?]\\s+)"))
-# "names starting with S", "Kosenamen mit S", "mit dem Buchstaben Ä": the A–Z letter asked for (an intent).
-LETTER = [re.compile(p, re.IGNORECASE) for p in (
-    r"\b(?:start(?:s|ing)?|begin(?:s|ning)?)\s+with\s+(?:the\s+letter\s+|an?\s+)?[\"'“„]?(?P<x>[a-z])[\"'”“]?(?=[\s?!.,;:]|$)",
-    r"\b(?:mit|auf)\s+(?:dem\s+|einem\s+)?(?:anfangs)?(?:buchstaben\s+)?[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)"
-    r"(?:\s+(?:anfangen|anfängt|beginnen|beginnt|starten|startet)\b)?",
-    r"\b(?:letter|anfangsbuchstaben?|buchstaben?)\s+[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)",
-)]
-# "kurze Kosenamen", "short pet names", "Spitznamen, die kurz sind", "einsilbige Namen": how long the names are
-# (petgen.content.text.length_class), when the word describes names: before a name word (up to two words
-# between), or after one with "die … sind"/"that are" between; a syllable count needs no name word.
-LENGTHS = {"kurz": frozenset({"kurz", "kurze", "kurzer", "kurzes", "kurzen", "knapp", "knappe", "knapper", "knappen",
-                              "short", "shorter", "brief"}),
-           "lang": frozenset({"lang", "lange", "langer", "langes", "langen", "langere", "langeren", "long", "longer"})}
-SYLLABLES = {"zweisilbig": "kurz", "zweisilbige": "kurz", "zweisilbigen": "kurz", "einsilbig": "einsilbig", "einsilbige": "einsilbig", "einsilbiger": "einsilbig",
-             "einsilbigen": "einsilbig", "monosyllabic": "einsilbig"}
-_RELATIVE = frozenset({"die", "der", "das", "that", "which", "are", "is", "sind", "ist", "moglichst", "sehr", "very",
-                       "rather", "eher", "ziemlich", "recht", "nicht", "zu"})
-PRONOUNS = frozenset({"es", "das", "er", "sie", "dies", "it", "that", "this", "he", "she", "they", "der", "die"})
-OTHER_LETTERS = re.compile(r"\s*(?:,|\boder\b|\bor\b|\bund\b|\band\b)\s*[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)",
-                           re.IGNORECASE)
-_TRIM = " \t\"'„“”‚‘’«»?!.,:;()"
-_NAMES = {"kosename", "kosenamen", "name", "namen", "names", "spitzname", "spitznamen", "nickname", "nicknames", "pet"}
-_NOISE = {"der", "die", "das", "the", *_NAMES}  # around the name asked about: "Was bedeutet der Kosename Spatzl?"
-# Words that praise the name itself before "Kosename"/"name" ("ein schöner Kosename", "gute Spitznamen"):
-# read as filler when the rest of the question asks for something, as a wish ("schöne Kosenamen") otherwise.
-QUALITY = frozenset({"schon", "schone", "schoner", "schones", "schonen", "gut", "gute", "guter", "gutes", "guten",
-                     "toll", "tolle", "toller", "tolles", "tollen", "nett", "nette", "netter", "nettes", "netten",
-                     "passend", "passende", "passender", "passendes", "passenden", "beautiful", "nice", "good"})
-
-
-@dataclass
-class Understanding:
-    words: list[list[str]] = field(default_factory=list)  # groups of alternative folded words to search for
-    topics: list[list[str]] = field(default_factory=list)  # words that come with an intent: they boost
-    relations: set[int] = field(default_factory=set)  # the topics that come with a relationship alone
-    intents: dict[str, list[str]] = field(default_factory=dict)  # facet, "category" or "mood" -> values
-    soft: set[str] = field(default_factory=set)  # intents that only boost (from an entry's title)
-    define: str | None = None  # the name asked about in "what does X mean", as written
-    define_key: str = ""  # … folded, as titles are looked up
-    equivalents: str | None = None  # the name asked for in another language ("Schatz auf Englisch"), as written
-    ignored: list[str] = field(default_factory=list)
-    joined: set[int] = field(default_factory=set)  # word groups that form a union with the group before them
-    anded: set[int] = field(default_factory=set)  # … that follow it with "und"/"and": joined when both are too few
-    recipients: list[str] = field(default_factory=list)  # unknown words after "für"/"for" (whom a name is for)
-    excluded: list[tuple[str, str]] = field(default_factory=list)  # (kind, value) or ("title", word): left out
-    tokens: list[str] = field(default_factory=list)  # the question's folded words
-
-    def add_word_group(self, group: list[str], *, union: bool) -> None:
-        if union and self.words:
-            self.joined.add(len(self.words))
-        self.words.append(group)
-
-    def search_groups(self) -> list[list[str]]:
-        """What /api/search searches for: the words and the topics (those of a relationship only when there is
-        nothing else: "bavarian names for a baby" searches for Bavarian names, "für meinen Bruder" for Bruder)."""
-        topics = [g for n, g in enumerate(self.topics) if n not in self.relations]
-        return self.words + topics or self.words + self.topics
-
-    def add_intent(self, kind: str, value: str) -> None:
-        values = self.intents.setdefault(kind, [])
-        if value not in values:
-            values.append(value)
-
-    def ignore(self, word: str) -> None:
-        if word not in self.ignored:
-            self.ignored.append(word)
-
-    def summary(self) -> dict[str, Any]:
-        """What `_meta.understood` says: each intent (a slug, or a list for a union), the words searched."""
-        found: dict[str, Any] = {k: v[0] if len(v) == 1 else list(v) for k, v in self.intents.items() if k != "not"}
-        if self.excluded:
-            found["not"] = [value for _, value in self.excluded]
-        if self.define is not None:
-            found["define"] = self.define
-        if self.equivalents is not None:
-            found["equivalents"] = self.equivalents
-        searched = [g[0] for g in self.words if g[0] not in self.ignored]
-        if searched:
-            found["words"] = searched
-        return found
-
-
-def _lookup(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[str, str]] | None:
-    """Actions for a phrase, matched exactly or, failing that, by German stem (`frecher` → `frech`); a phrase of
-    two words also in the other order, as a German clause puts its verb last ("der gern kuschelt" for the
-    lexicon's `kuschelt gern`)."""
-    actions = _lookup_in_order(lexicon, phrase)
-    if actions is None and len(phrase) == 2:
-        actions = _lookup_in_order(lexicon, phrase[::-1])
-    return actions
-
-
-def _lookup_in_order(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[str, str]] | None:
-    """A phrase's actions, exactly or by stem; by stem only from a word at least as long as the lexicon's ("frecher"
-    is "frech", but "nicht" is not "Nichte" and "lieb" not "liebster")."""
-    actions = lexicon.phrases.get(phrase)
-    if actions is None:
-        by_stem = getattr(lexicon, "_by_stem", None)
-        if by_stem is None:
-            by_stem = {}
-            for key, value in lexicon.phrases.items():
-                by_stem.setdefault(tuple(stems(w)[0] for w in key), []).append((tuple(map(len, key)), value))
-            object.__setattr__(lexicon, "_by_stem", by_stem)
-        for lengths, value in by_stem.get(tuple(stems(w)[0] for w in phrase), ()):
-            if all(len(w) >= n for w, n in zip(phrase, lengths)):
-                return value
-    return actions
-
-
-def _after_cue(tokens: list[str], start: int, lexicon: Lexicon) -> bool:
-    """Whether the phrase at `start` follows "für"/"for"/"zu"/"to", with only filler in between."""
-    i = start - 1
-    while i >= 0 and tokens[i] in lexicon.filler and tokens[i] not in RECIPIENT_CUES:
-        i -= 1
-    return i >= 0 and tokens[i] in RECIPIENT_CUES
-
-
-def _definition(question: str, titles: frozenset[str]) -> tuple[str, str] | None:
-    for pattern in DEFINITION:
-        match = pattern.search(question)
-        if match:
-            target = match.group("x").strip(_TRIM)
-            target = re.split(r"\s+(?:eigentlich|genau|überhaupt|actually|exactly)\b", target)[0].strip(_TRIM)
-            target = re.split(r"\s+(?:und|and|oder|or|but|aber)\s+|\s*[,;:–—?!]\s*|\s+-\s+", target)[0].strip(_TRIM)
-            if target.lower() in PRONOUNS:  # "… und woher kommt es?": the name came earlier
-                continue
-            target_words = [w for w in words(target) if w not in _NOISE]
-            if pattern in WEAK_DEFINITION and len(target_words) > 1 and " ".join(target_words) not in titles:
-                continue  # "Was ist der beliebteste Kosename in Deutschland?" asks for names, not a meaning
-            if target_words and len(target_words) <= 3:
-                return target, " ".join(target_words)
-    return None
-
-
-def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozenset(),
-               aliases: dict[str, tuple[str, str]] | None = None) -> Understanding:
-    """Turn a question into word groups, intents and ignored words (see the module's docstring)."""
-    result = Understanding()
-    define = _definition(question, titles)
-    if define is not None:
-        result.define, result.define_key = define
-        result.words = [[w] for w in analyze(result.define_key)]
-        return result
-    for pattern in LETTER:
-        match = pattern.search(question)
-        if match and not (match.group("x") == "a" and re.match(r"\s+\w", question[match.end():])):  # "with a sweet …"
-            result.add_intent("letter", initial(match.group("x")))
-            end = match.end()
-            for more in OTHER_LETTERS.finditer(question, end):  # "mit L oder M", "with A, B or C": any of them
-                if more.start() != end:
-                    break
-                result.add_intent("letter", initial(more.group("x")))
-                end = more.end()
-            question = question[:match.start()] + " " + question[end:]
-            break
-    tokens = words(question)
-    length = _length(tokens)
-    if length is not None:
-        at, value = length
-        result.add_intent("length", value)
-        tokens = [t for i, t in enumerate(tokens) if i not in at]
-    quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY and tokens[i + 1] in _NAMES]
-    if quality:  # "ein schöner Kosename für meine Mama": read without "schöner" when the rest asks for something
-        rest = _read([t for i, t in enumerate(tokens) if i not in quality], lexicon, titles, aliases,
-                     replace(result, intents={k: list(v) for k, v in result.intents.items()}))
-        if rest.words or rest.intents:
-            for i in quality:
-                rest.ignore(tokens[i])
-            rest.tokens = tokens
-            return rest
-    found = _read(tokens, lexicon, titles, aliases, result)
-    found.tokens = tokens
-    return found
-
-
-def _snapshot(result: Understanding) -> Understanding:
-    return replace(result, words=list(result.words), topics=list(result.topics), relations=set(result.relations),
-                   intents={k: list(v) for k, v in result.intents.items()}, soft=set(result.soft),
-                   joined=set(result.joined), anded=set(result.anded), recipients=list(result.recipients))
-
-
-def _leave_out(result: Understanding, before: Understanding) -> None:
-    """What the last phrase added (words, intents) becomes what the answer leaves out; the rest is as before."""
-    for group in result.words[len(before.words):]:
-        result.excluded.extend(("title", w) for w in group if ("title", w) not in result.excluded)
-    for kind, values in result.intents.items():
-        if kind in result.soft and kind not in before.soft:
-            continue  # "nicht Schatz": the name is left out, not every partner name
-        result.excluded.extend((kind, v) for v in values if v not in before.intents.get(kind, [])
-                               and (kind, v) not in result.excluded)
-    for name in ("words", "topics", "relations", "intents", "soft", "joined", "anded", "recipients"):
-        setattr(result, name, getattr(before, name))
-
-
-def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
-    """The positions and value of the words asking for short or long names (see LENGTHS), if any."""
-    names = [i for i, t in enumerate(tokens) if t in _NAMES]
-    for i, token in enumerate(tokens):
-        if token in SYLLABLES:
-            return (i,), SYLLABLES[token]
-        if token in ("syllable", "silbe") and i and tokens[i - 1] in ("one", "single", "einer"):  # "one-syllable"
-            return (i - 1, i), "einsilbig"
-        if token in ("syllables", "silben") and i and tokens[i - 1] in ("two", "zwei"):  # "mit zwei Silben"
-            return (i - 1, i), "kurz"
-        value = next((v for v, said in LENGTHS.items() if token in said), None)
-        if value is None:
-            continue
-        if any(0 < j - i <= 3 for j in names):  # "kurze Kosenamen", "short cute pet names"
-            return (i,), value
-        if any(0 < i - j <= 4 and all(t in _RELATIVE for t in tokens[j + 1:i]) and i - j > 1 for j in names):
-            return (i,), value  # "Kosenamen, die kurz sind", "names that are short"
-    return None
-
-
-def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: dict[str, tuple[str, str]] | None,
-          result: Understanding) -> Understanding:
-    """The question's words read into `result`, phrase by phrase."""
-    i = 0
-    after_words = False  # the last phrase read (filler aside) added a word group
-    cue = ""  # "oder" or "und" followed it
-    negate = negated = False  # "ohne"/"nicht"/"not" came before the next phrase; the last phrase was left out
-    while i < len(tokens):
-        if tokens[i] in NEGATIONS and not _lookup(lexicon, tuple(tokens[i:i + 2])):  # not "nicht binär"
-            negate, i = True, i + 1
-            continue
-        if tokens[i] in OTHER_THAN and i + 1 < len(tokens) and tokens[i + 1] in ("als", "than", "to"):
-            negate, i = True, i + 2  # "etwas anderes als Schatz", "other than Schatz"
-            continue
-        union = cue == "or" and after_words  # "X oder Y": Y joins X's group when both are read as words
-        anded = cue in ("and", "") and after_words  # "X und Y", "X Y": the same, when both together are too few
-        count, filler = len(result.words), False
-        leave_out = negate or (negated and cue in ("and", "or"))  # "ohne Tiere und Blumen": both left out
-        before = _snapshot(result) if leave_out else None
-        for size in range(min(MAX_PHRASE, len(tokens) - i), 0, -1):
-            phrase = tokens[i:i + size]
-            actions = [] if size == 1 and tokens[i] in lexicon.filler else _lookup(lexicon, tuple(phrase))
-            if actions is None:
-                continue
-            if not actions:  # filler
-                result.ignore(tokens[i])
-                filler = True
-                cue = cue or ("or" if tokens[i] in UNION_CUES else "and" if tokens[i] in AND_CUES else "")
-                i += 1
-                break
-            text = " ".join(phrase)
-            as_name = text in titles and not _after_cue(tokens, i, lexicon)
-            translation: list[str] = []
-            intents = []
-            for kind, value in actions:
-                if kind == "translate":
-                    translation.extend(w for w in analyze(value) if w not in translation)
-                    continue
-                if kind == "categories" and aliases and value in aliases and aliases[value][1] != EVERY_REGION:
-                    kind, value = aliases[value]
-                kind = {"categories": "category", "moods": "mood"}.get(kind, kind)
-                intents.append(kind)
-                result.add_intent(kind, value)
-                if as_name:
-                    result.soft.add(kind)
-            if as_name:
-                if size == 1:
-                    result.words.append([*phrase, *(w for w in translation if w not in phrase)])
-                else:
-                    result.words.extend([w] for w in phrase)
-            elif intents:
-                topical = [k for k in intents if k in ("category", "mood", "region", "relationship")]  # not language:
-                # "German" would boost the names whose glosses say "Swiss German"
-                group = translation or (list(phrase) if topical and size == 1 else [])
-                if group:
-                    result.topics.append(group)
-                    if topical == ["relationship"]:  # "Bruder": boosts /ask's names about brothers, not search's
-                        result.relations.add(len(result.topics) - 1)
-            elif translation:
-                result.add_word_group(translation, union=union)
-            i += size
-            break
-        else:
-            token = tokens[i]
-            if len(token) < MIN_WORD and token not in titles:
-                result.ignore(token)
-                filler = True  # as filler: "isn't flirty" (isn, t) still leaves out what follows
-            elif [token] not in result.words:
-                result.add_word_group([token], union=union)
-                if _after_cue(tokens, i, lexicon):  # "für meine Zwillinge": whom for, if nothing answers it
-                    result.recipients.append(token)
-            i += 1
-        if not filler:
-            if before is not None:
-                _leave_out(result, before)
-            if anded and len(result.words) == count + 1:
-                result.anded.add(count)
-            after_words, cue = len(result.words) > count, ""
-            negate, negated = False, before is not None
-    return result
 
 
 # ---------------------------------------------------------------------------------------------
@@ -470,7 +135,7 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         if meaning.excluded:
             meaning.intents["not"] = [f"{kind}={value}" for kind, value in meaning.excluded]
     if not (meaning.words or meaning.topics or meaning.define) and set(meaning.intents) <= {"not"} \
-            and _NAMES & set(meaning.tokens):
+            and NAME_WORDS & set(meaning.tokens):
         meaning.add_intent("category", CLASSICS)  # "Kosenamen", "pet names, nothing cheesy": the classics
     found = _rank(meaning, dist, limit)
     if found is not None and meaning.anded and (len(found[0]) < limit or found[1]):

@@ -18,7 +18,7 @@ from petgen.content.synthetic import write_corpus
 from petgen.search.query import SearchIndex
 from petgen.search.stored import HEAD
 from runtime.builds.dist import Dist
-from runtime.understanding import understand
+from runtime.reading import understand
 from tests.petgen.search_reference import Reference
 
 REPO = Path(__file__).resolve().parents[2]
