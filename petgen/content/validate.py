@@ -8,9 +8,9 @@ half-written entry must never be published.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
-import struct
 from collections.abc import Callable, Iterable
 
 import numpy as np
@@ -330,7 +330,8 @@ def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
 
 
 def _text_hash(text: str) -> int:
-    """A stable signed 64-bit hash of a text (the same in every process)."""
+    """A stable signed 64-bit hash of a text (the same in every process): its BLAKE2b digest of 8 bytes read as
+    a little-endian integer (`sentence_hashes` packs the digests themselves, `_sentences_of` reads them so)."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
 
 
@@ -338,8 +339,7 @@ def sentence_hashes(entry: Entry) -> bytes:
     """The comparison keys of `sentence_keys`, hashed and packed: what the parse workers keep of the sentences
     (a few bytes each instead of three strings); `check_repeated_sentences` reads the sentences themselves
     again only in the entries that share one."""
-    values = [_text_hash(norm) for _, norm, _ in sentence_keys(entry)]
-    return struct.pack(f"{len(values)}q", *values)  # as an int64 array's bytes
+    return b"".join(hashlib.blake2b(norm.encode(), digest_size=8).digest() for _, norm, _ in sentence_keys(entry))
 
 
 def sign_entries(entries: list[Entry]) -> None:
@@ -370,7 +370,7 @@ def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
 
 
 def _sentences_of(entry: Entry) -> np.ndarray:
-    return np.frombuffer(entry.sentences or sentence_hashes(entry), dtype=np.int64)
+    return np.frombuffer(entry.sentences or sentence_hashes(entry), dtype="<i8").astype(np.int64)
 
 
 def _among(hashes: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -408,9 +408,16 @@ def _flat_phrase_words(entry: Entry) -> list[str]:
     firsts = {name[0] for name in names if name}
     if firsts.isdisjoint(found):
         return found
+    starts: list[int] = []  # where a name may start: list.index finds each first word without a Python loop
+    for first in firsts:
+        at = -1
+        with contextlib.suppress(ValueError):
+            while True:
+                at = found.index(first, at + 1)
+                starts.append(at)
     out: list[str] = []
     i = 0
-    for j in [k for k, word in enumerate(found) if word in firsts]:
+    for j in sorted(starts):
         if j < i:
             continue
         for name in names:
