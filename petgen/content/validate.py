@@ -313,19 +313,32 @@ def has_five_words(text: str) -> bool:
     return False
 
 
+def _sentences(entry: Entry) -> tuple[list[str], list[str], list[str]]:
+    """Every sentence of the entry's prose (FAQ questions left out) with the field it is in and its comparison
+    key (casefolded, runs of spaces as one, without the final punctuation), as three lists."""
+    keys: list[str] = []
+    sentences: list[str] = []
+    for key, text in _texts(entry):
+        if key == "title" or (key.startswith("faq") and text.endswith("?")):
+            continue
+        found = SENTENCE_END.split(text)
+        sentences += found
+        keys += [key] * len(found)
+    folded = "\x00".join(sentences).casefold().split("\x00")  # casefolding is per character
+    if len(folded) != len(sentences):  # the separator itself in a text
+        folded = [sentence.casefold() for sentence in sentences]
+    return keys, sentences, [" ".join(text.split()).rstrip(".!?… ") for text in folded]
+
+
 def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
     """(field, comparison key, sentence) for every sentence of five or more words, once per entry."""
     result = []
     own: set[str] = set()
-    for key, text in _texts(entry):
-        if key == "title" or (key.startswith("faq") and text.endswith("?")):
+    for key, sentence, norm in zip(*_sentences(entry)):
+        if norm in own or not has_five_words(norm):
             continue
-        for sentence in SENTENCE_END.split(text):
-            norm = " ".join(sentence.casefold().split()).rstrip(".!?… ")
-            if norm in own or not has_five_words(norm):
-                continue
-            own.add(norm)
-            result.append((key, norm, sentence))
+        own.add(norm)
+        result.append((key, norm, sentence))
     return result
 
 
@@ -339,7 +352,8 @@ def sentence_hashes(entry: Entry) -> bytes:
     """The comparison keys of `sentence_keys`, hashed and packed: what the parse workers keep of the sentences
     (a few bytes each instead of three strings); `check_repeated_sentences` reads the sentences themselves
     again only in the entries that share one."""
-    return b"".join(hashlib.blake2b(norm.encode(), digest_size=8).digest() for _, norm, _ in sentence_keys(entry))
+    norms = dict.fromkeys(_sentences(entry)[2])  # as `sentence_keys` finds them, without the fields
+    return b"".join(hashlib.blake2b(norm.encode(), digest_size=8).digest() for norm in norms if has_five_words(norm))
 
 
 def sign_entries(entries: list[Entry]) -> None:
