@@ -25,6 +25,9 @@ _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _FLOW_SPECIAL = re.compile(r"[\[\]{}#:`]")  # inside a flow list: only plain items separated by commas
 
 
+MEMO_SIZE = 4096  # values `PlainReader` remembers whether YAML reads as text (then it starts again)
+
+
 class _NotPlain(Exception):
     """The text uses more of YAML than `PlainReader` reads."""
 
@@ -39,7 +42,7 @@ class PlainReader:
             first: tuple([pattern for _, pattern in found] + anywhere)
             for first, found in resolvers.items() if first is not None}
         self.anywhere = tuple(anywhere)
-        self.known: dict[str, bool] = {}  # values seen, and whether one resolves: keys and slugs recur
+        self.known: dict[str, bool] = {}  # short values seen, and whether one resolves: keys and slugs recur
 
 
     def read(self, text: str, first_line: int) -> tuple[dict[str, Any], dict[str, int]] | None:
@@ -107,11 +110,14 @@ class PlainReader:
 
     def _resolves(self, value: str) -> bool:
         """Whether YAML would read this plain value as something other than text (as `Resolver.resolve`)."""
+        patterns = self.patterns.get(value[:1], self.anywhere)
+        if not patterns:  # the common case: no resolver for this first character
+            return False
         found = self.known.get(value)
         if found is None:
-            found = any(pattern.match(value) for pattern in self.patterns.get(value[:1], self.anywhere))
+            found = any(pattern.match(value) for pattern in patterns)
             if len(value) <= 40:
-                if len(self.known) >= 50_000:
+                if len(self.known) >= MEMO_SIZE:
                     self.known.clear()
                 self.known[value] = found
         return found

@@ -43,6 +43,7 @@ CAUTION_CHARS = 240
 # Voice: no phrase of this many words (the title replaced by a placeholder) in more entries than this.
 PHRASE_WORDS = 5
 MAX_PHRASE_ENTRIES = 12
+SIGN_BATCH = 128  # entries whose phrases are hashed together: the array operations paid once, the arrays small
 SINGULAR = {"categories": "category", "moods": "mood"}
 TITLE_MARK = "\x00"  # stands for the entry's own name in a phrase
 _PHRASE_WORD = re.compile(r"\w+")
@@ -361,8 +362,10 @@ def sign_entries(entries: list[Entry]) -> None:
     hashes of each entry's sentences and of its phrases."""
     for entry in entries:
         entry.sentences = sentence_hashes(entry)
-    for entry, phrases in zip(entries, _phrase_hashes(entries)):
-        entry.phrases = phrases
+    for start in range(0, len(entries), SIGN_BATCH):
+        batch = entries[start:start + SIGN_BATCH]
+        for entry, phrases in zip(batch, _phrase_hashes(batch)):
+            entry.phrases = phrases
 
 
 def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
