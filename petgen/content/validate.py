@@ -387,7 +387,7 @@ def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
 
 
 def _sentences_of(entry: Entry) -> np.ndarray:
-    return np.frombuffer(entry.sentences or sentence_hashes(entry), dtype="<i8").astype(np.int64)
+    return np.frombuffer(entry.sentences or sentence_hashes(entry), dtype="<i8")  # no copy where that is int64
 
 
 def _among(hashes: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
