@@ -39,7 +39,7 @@ from petgen.content.model import (
 from petgen.content.phrases import repeated
 from petgen.content.problems import ContentError, Problem, Problems
 from petgen.content.text import collation_key
-from petgen.content.validate import check_entry_alone, validate
+from petgen.content.validate import check_entry_alone, sign_entries, validate
 from petgen.search.index import document_terms
 
 Progress = Callable[[int], None]  # called with the number of entries just done
@@ -138,8 +138,9 @@ def _parse_source(path: str, raw: bytes) -> tuple[Entry | None, list[Problem]]:
 
 def _parse_chunk(sources: list[tuple[str, str, bytes]]) -> bytes:
     """Parse (key, path, bytes) sources in a worker; the pickled records go to the build and the cache."""
-    return pickle.dumps([(key, *_parse_source(path, raw)) for key, path, raw in sources],
-                        protocol=pickle.HIGHEST_PROTOCOL)
+    records = [(key, *_parse_source(path, raw)) for key, path, raw in sources]
+    sign_entries([entry for _, entry, _ in records if entry is not None])  # for the checks across entries
+    return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _as_read_from(found: tuple[Entry | None, list[Problem]], path: str) -> tuple[Entry | None, list[Problem]]:

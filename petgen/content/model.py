@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from petgen.content.frontmatter import PlainReader
 from petgen.content.problems import Problem, Problems
 from petgen.content.text import slugify
 
@@ -33,6 +34,8 @@ ContentLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
 }
+
+_PLAIN = PlainReader(ContentLoader.yaml_implicit_resolvers)  # entries' front matter, read fast when plain
 
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -635,7 +638,8 @@ def parse_entry(path: str, text: str) -> tuple[Entry | None, list[Problem]]:
         problems.add(path, 1, "missing front matter", "the file must start with a line '---', YAML, then '---'")
         return None, problems.items
     front, body, body_line = parts
-    data, lines = parse_yaml(front, path, problems, line_offset=1)
+    plain = _PLAIN.read(front, first_line=2)  # None: not plain, PyYAML reads it (and finds what is wrong)
+    data, lines = plain if plain is not None else parse_yaml(front, path, problems, line_offset=1)
     if problems.errors:
         return None, problems.items
     if not isinstance(data, dict):

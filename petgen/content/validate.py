@@ -8,6 +8,7 @@ half-written entry must never be published.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -46,6 +47,7 @@ CAUTION_CHARS = 240
 # Voice: no phrase of this many words (the title replaced by a placeholder) in more entries than this.
 PHRASE_WORDS = 5
 MAX_PHRASE_ENTRIES = 12
+SIGN_BATCH = 128  # entries whose phrases are hashed together: the array operations paid once, the arrays small
 SINGULAR = {"categories": "category", "moods": "mood"}
 TITLE_MARK = "\x00"  # stands for the entry's own name in a phrase
 _PHRASE_WORD = re.compile(r"\w+")
@@ -209,11 +211,10 @@ def check_gender_families(entries: list[Entry], problems: Problems) -> None:
 
 
 def check_entry_alone(entry: Entry, problems: Problems) -> None:
-    """Rules one entry can be checked against on its own (run in the parse workers)."""
+    """Rules one entry can be checked against on its own (run in the parse workers; `sign_entries` then
+    computes what the checks across entries compare)."""
     path = entry.path
-    entry.sentences = sentence_hashes(entry)  # compared across entries later, in `validate`
-    entry.name_keys = name_keys(entry)  # likewise
-    entry.phrases = phrase_hashes(entry)  # likewise
+    entry.name_keys = name_keys(entry)  # compared across entries later, in `validate`
     expected = slugify(entry.title)
     if entry.slug != expected:
         problems.add(path, entry.line_of("title"), f"file name '{entry.slug}.md' is not the slug of its title "
@@ -325,11 +326,16 @@ def check_variants(entries: list[Entry], problems: Problems) -> None:
 
 
 _WORD_CHAR = re.compile(r"\w")
+_BARE_TOKEN = re.compile(r" [^\w ]+(?= )")  # a token without a letter or digit (`–`, `...`), spaces around
 
 
 def has_five_words(text: str) -> bool:
-    """True if five whitespace-separated tokens in a row contain a letter or digit (linear time; the
-    equivalent regex backtracks badly on short sentences)."""
+    """True if five tokens in a row of `text` (tokens separated by single spaces, as `sentence_keys` writes
+    them) contain a letter or digit (linear time; the equivalent regex backtracks badly on short sentences)."""
+    if len(text.split(" ", 4)) < 5:
+        return False
+    if _BARE_TOKEN.search(f" {text} ") is None:  # the common case: every token has a letter or digit
+        return True
     run = 0
     for token in text.split():
         if _WORD_CHAR.search(token) is None:
@@ -341,24 +347,38 @@ def has_five_words(text: str) -> bool:
     return False
 
 
+def _sentences(entry: Entry) -> tuple[list[str], list[str], list[str]]:
+    """Every sentence of the entry's prose (FAQ questions left out) with the field it is in and its comparison
+    key (casefolded, runs of spaces as one, without the final punctuation), as three lists."""
+    keys: list[str] = []
+    sentences: list[str] = []
+    for key, text in _texts(entry):
+        if key == "title" or (key.startswith("faq") and text.endswith("?")):
+            continue
+        found = SENTENCE_END.split(text)
+        sentences += found
+        keys += [key] * len(found)
+    folded = "\x00".join(sentences).casefold().split("\x00")  # casefolding is per character
+    if len(folded) != len(sentences):  # the separator itself in a text
+        folded = [sentence.casefold() for sentence in sentences]
+    return keys, sentences, [" ".join(text.split()).rstrip(".!?… ") for text in folded]
+
+
 def sentence_keys(entry: Entry) -> list[tuple[str, str, str]]:
     """(field, comparison key, sentence) for every sentence of five or more words, once per entry."""
     result = []
     own: set[str] = set()
-    for key, text in _texts(entry):
-        if key == "title" or (key.startswith("faq") and text.endswith("?")):
+    for key, sentence, norm in zip(*_sentences(entry)):
+        if norm in own or not has_five_words(norm):
             continue
-        for sentence in SENTENCE_END.split(text):
-            norm = " ".join(sentence.casefold().split()).rstrip(".!?… ")
-            if norm in own or not has_five_words(norm):
-                continue
-            own.add(norm)
-            result.append((key, norm, sentence))
+        own.add(norm)
+        result.append((key, norm, sentence))
     return result
 
 
 def _text_hash(text: str) -> int:
-    """A stable signed 64-bit hash of a text (the same in every process)."""
+    """A stable signed 64-bit hash of a text (the same in every process): its BLAKE2b digest of 8 bytes read as
+    a little-endian integer (`sentence_hashes` packs the digests themselves, `_sentences_of` reads them so)."""
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
 
 
@@ -366,7 +386,19 @@ def sentence_hashes(entry: Entry) -> bytes:
     """The comparison keys of `sentence_keys`, hashed and packed: what the parse workers keep of the sentences
     (a few bytes each instead of three strings); `check_repeated_sentences` reads the sentences themselves
     again only in the entries that share one."""
-    return np.array([_text_hash(norm) for _, norm, _ in sentence_keys(entry)], dtype=np.int64).tobytes()
+    norms = dict.fromkeys(_sentences(entry)[2])  # as `sentence_keys` finds them, without the fields
+    return b"".join(hashlib.blake2b(norm.encode(), digest_size=8).digest() for norm in norms if has_five_words(norm))
+
+
+def sign_entries(entries: list[Entry]) -> None:
+    """Compute what the checks across entries compare, for a batch of entries (a parse worker's chunk): the
+    hashes of each entry's sentences and of its phrases."""
+    for entry in entries:
+        entry.sentences = sentence_hashes(entry)
+    for start in range(0, len(entries), SIGN_BATCH):
+        batch = entries[start:start + SIGN_BATCH]
+        for entry, phrases in zip(batch, _phrase_hashes(batch)):
+            entry.phrases = phrases
 
 
 def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
@@ -388,7 +420,7 @@ def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
 
 
 def _sentences_of(entry: Entry) -> np.ndarray:
-    return np.frombuffer(entry.sentences or sentence_hashes(entry), dtype=np.int64)
+    return np.frombuffer(entry.sentences or sentence_hashes(entry), dtype="<i8")  # no copy where that is int64
 
 
 def _among(hashes: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -408,78 +440,101 @@ def _all_hashes(entries: list[Entry], of: Callable[[Entry], np.ndarray]) -> tupl
     return hashes, np.repeat(np.arange(len(entries), dtype=np.int64), lengths)
 
 
-def phrase_words(entry: Entry) -> list[list[str]]:
-    """The folded words of each prose text (meaning, origin, usage, examples, FAQ), the entry's own name
-    and variants replaced by one placeholder, so formulas repeated around different names compare equal."""
+_BREAK = "\x01"  # between two texts in a list of phrase words: no phrase spans it
+_WORD_OR_BREAK = re.compile(r"\w+|\x01")
+
+
+def _flat_phrase_words(entry: Entry) -> list[str]:
+    """The folded words of the entry's prose texts (meaning, origin, usage, examples, FAQ), one after another
+    with `_BREAK` between two texts, the entry's own name and variants replaced by one placeholder, so formulas
+    repeated around different names compare equal."""
+    texts = [text for key, text in _texts(entry) if key != "title"]
+    joined = _BREAK.join(texts)
+    if joined.count(_BREAK) != len(texts) - 1:  # the character itself in a text: a separator like a space
+        joined = _BREAK.join(text.replace(_BREAK, " ") for text in texts)
+    found = _WORD_OR_BREAK.findall(joined.casefold())  # casefolding is per character: the same as per text
     names = sorted((_PHRASE_WORD.findall(name.casefold()) for name in [entry.title, *entry.variants]), key=len,
                    reverse=True)
     firsts = {name[0] for name in names if name}
-    result = []
-    for key, text in _texts(entry):
-        if key == "title":
+    if firsts.isdisjoint(found):
+        return found
+    starts: list[int] = []  # where a name may start: list.index finds each first word without a Python loop
+    for first in firsts:
+        at = -1
+        with contextlib.suppress(ValueError):
+            while True:
+                at = found.index(first, at + 1)
+                starts.append(at)
+    out: list[str] = []
+    i = 0
+    for j in sorted(starts):
+        if j < i:
             continue
-        found = _PHRASE_WORD.findall(text.casefold())
-        if firsts.isdisjoint(found):
-            result.append(found)
-            continue
-        out: list[str] = []
-        i = 0
-        for j in [k for k, word in enumerate(found) if word in firsts]:
-            if j < i:
-                continue
-            for name in names:
-                if name and found[j:j + len(name)] == name:
-                    out += found[i:j]
-                    out.append(TITLE_MARK)
-                    i = j + len(name)
-                    break
-        out += found[i:]
-        result.append(out)
-    return result
+        for name in names:
+            if name and found[j:j + len(name)] == name:
+                out += found[i:j]
+                out.append(TITLE_MARK)
+                i = j + len(name)
+                break
+    out += found[i:]
+    return out
 
 
 # A phrase's hash mixes stable 64-bit hashes of its words (each word hashed once per process), so that every
 # five-word window of a text is hashed in a few array operations instead of one BLAKE2b call per window.
-_WORD_HASHES: dict[str, int] = {}
+_WORD_HASHES: dict[str, int] = {_BREAK: 0}  # 0 marks a break (no word's BLAKE2b is 0 but by a 2**-64 chance)
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
                  0xFF51AFD7ED558CCD][:PHRASE_WORDS], dtype=np.uint64)
-_NO_PHRASES = np.zeros(0, dtype=np.int64)
 
 
 def _word_hashes(words: list[str]) -> np.ndarray:
     known = _WORD_HASHES
-    found = []
-    for word in words:
-        value = known.get(word)
-        if value is None:
-            value = known[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
-        found.append(value)
-    return np.array(found, dtype=np.uint64)
+    for word in set(words).difference(known):
+        known[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+    return np.fromiter(map(known.__getitem__, words), dtype=np.uint64, count=len(words))
 
 
-def _window_hashes(texts: list[list[str]]) -> np.ndarray:
-    """The stable 63-bit hash of every run of PHRASE_WORDS words within each of `texts` (lists of words), in
-    order: one pass over all the texts' words, the runs across two texts left out."""
-    flat = [word for words in texts for word in words]
-    count = len(flat) - PHRASE_WORDS + 1
+def _window_hashes(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """The stable 63-bit hash of every run of PHRASE_WORDS words in `words` that spans no `_BREAK`, and where
+    each run starts: one pass over all the words of many texts."""
+    count = len(words) - PHRASE_WORDS + 1
     if count <= 0:
-        return _NO_PHRASES
-    ids = _word_hashes(flat)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    ids = _word_hashes(words)
     mixed = np.zeros(count, dtype=np.uint64)
     for k in range(PHRASE_WORDS):
         mixed = (mixed ^ ids[k:k + count]) * _MIX[k]
     mixed ^= mixed >> np.uint64(31)
-    hashes = (mixed >> np.uint64(1)).astype(np.int64)
-    if len(texts) == 1:
-        return hashes
-    text_of = np.repeat(np.arange(len(texts)), [len(words) for words in texts])
-    return hashes[text_of[:count] == text_of[PHRASE_WORDS - 1:]]
+    breaks = np.zeros(len(words) + 1, dtype=np.int64)
+    np.cumsum(ids == 0, out=breaks[1:])
+    starts = np.flatnonzero(breaks[PHRASE_WORDS:] == breaks[:count])  # no break from the start to the end
+    return (mixed[starts] >> np.uint64(1)).astype(np.int64), starts
+
+
+def _phrase_hashes(entries: list[Entry]) -> list[bytes]:
+    """Each entry's distinct phrases of PHRASE_WORDS words, hashed: sorted 64-bit integers, packed (a tenth
+    of the memory of a tuple of ints, in the parse workers, the cache and the build); computed for all the
+    entries at once, so that the array operations are paid once per batch, not once per entry."""
+    words: list[str] = []
+    bounds = [0]
+    for entry in entries:
+        words += _flat_phrase_words(entry)
+        words.append(_BREAK)
+        bounds.append(len(words))
+    hashes, starts = _window_hashes(words)
+    owners = np.searchsorted(np.array(bounds), starts, side="right") - 1
+    order = np.lexsort((hashes, owners))
+    hashes, owners = hashes[order], owners[order]
+    keep = np.ones(len(hashes), dtype=bool)
+    keep[1:] = (hashes[1:] != hashes[:-1]) | (owners[1:] != owners[:-1])
+    hashes, owners = hashes[keep], owners[keep]
+    cuts = np.searchsorted(owners, np.arange(len(entries) + 1)).tolist()
+    return [hashes[cuts[i]:cuts[i + 1]].tobytes() for i in range(len(entries))]
 
 
 def phrase_hashes(entry: Entry) -> bytes:
-    """Every distinct phrase of PHRASE_WORDS words in the entry's prose, hashed: sorted 64-bit integers, packed
-    (a tenth of the memory of a tuple of ints, in the parse workers, the cache and the build)."""
-    return np.unique(_window_hashes(phrase_words(entry))).tobytes()
+    """The packed phrase hashes of one entry (`_phrase_hashes`)."""
+    return _phrase_hashes([entry])[0]
 
 
 def _phrases_of(entry: Entry) -> np.ndarray:
@@ -530,10 +585,10 @@ def phrase_texts(entries: list[Entry], wanted: list[tuple[int, int]]) -> dict[in
     for owner, value in wanted:
         firsts.setdefault(owner, set()).add(value)
     for owner, phrases in sorted(firsts.items()):
-        for found in phrase_words(entries[owner]):
-            for i, h in enumerate(_window_hashes([found]).tolist()):
-                if h in phrases and h not in texts:
-                    texts[h] = " ".join("X" if w == TITLE_MARK else w for w in found[i:i + PHRASE_WORDS])
+        found = _flat_phrase_words(entries[owner])
+        for h, i in zip(*(a.tolist() for a in _window_hashes(found))):
+            if h in phrases and h not in texts:
+                texts[h] = " ".join("X" if w == TITLE_MARK else w for w in found[i:i + PHRASE_WORDS])
     return texts
 
 

@@ -64,16 +64,21 @@ def _emit_chunk(task: Packed, site: Site, pages: PageRenderer, pages_dir: Path |
         except Exception:  # noqa: BLE001 - missing or damaged: render the pages again
             cached = {}
     fresh: dict[str, tuple[str, bytes]] = {}
+    emitted = 0
     for key, entry, _ in pickle.loads(blob):
         if key not in keys or entry is None:
             continue
         emit_name(entry, site, writer)
+        emitted += 1
+        if pages_dir is None:  # no page cache: nothing to look up or keep
+            pages.emit(entry, writer)
+            continue
         page_key = pages.page_key(key, entry)
         hit = cached.get(key)
         fresh[key] = (page_key, pages.emit(entry, writer, hit[1] if hit and hit[0] == page_key else None))
     if pages_dir is not None and fresh != cached:
         write_atomic(pages_dir / name, pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL))
-    return len(fresh)
+    return emitted
 
 
 def entry_keys(kb: KnowledgeBase, pages: PageRenderer) -> dict[str, str]:

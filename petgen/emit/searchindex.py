@@ -131,7 +131,7 @@ def save_state(path: Path | None, state: update.IndexState) -> None:
 
 def _emit_index(docs: Sequence[Document], found: list[bytes], writer: DistWriter, path: Path | None,
                 state: update.IndexState | None) -> None:
-    state = state or updated_state(path, docs, found) or update.build(docs, encode)
+    state = state or updated_state(path, docs, found) or update.build(docs, encode, found)
     engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", state.pack(), "application/octet-stream", "bin")
     shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", data) for key, data in state.shards.items()}
     ordered: list[list[str]] = [[]] * len(state.order)

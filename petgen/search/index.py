@@ -20,10 +20,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from itertools import chain
 from functools import lru_cache
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import snowballstemmer
 
 from petgen.content.text import collation_key, strip_accents
@@ -186,23 +188,38 @@ def title_order(docs: list[list[str]]) -> list[int]:
     return order
 
 
-def in_title_order(index: dict[str, Any]) -> dict[str, Any]:
-    """The index with its documents renumbered in title order (`title_order`), postings still ascending: the
-    numbering of the static index for browsers, where a document's number is its tie-break."""
-    order = title_order(index["docs"])
+def in_title_order(index: dict[str, Any], order: list[int] | None = None) -> dict[str, Any]:
+    """The index with its documents renumbered in title order (`order`, its `title_order` if not given), postings
+    still ascending: the numbering of the static index for browsers, where a document's number is its tie-break."""
+    order = order if order is not None else title_order(index["docs"])
     docs: list[list[str]] = [[]] * len(order)
     for d, rank in enumerate(order):
         docs[rank] = index["docs"][d]
     renumbered: dict[str, Any] = {"docs": docs}
+    ranks = np.asarray(order, dtype=np.int64)
     for kind in ("stems", "words", "parts"):
-        renumbered[kind] = {term: renumber(postings, order) for term, postings in index[kind].items()}
+        renumbered[kind] = renumber_all(index[kind], ranks)
     return renumbered
 
 
-def renumber(postings: list[list[Any]], order: list[int]) -> list[list[Any]]:
-    """`[docs, weights]` with each document numbered `order[doc]`, docs ascending."""
-    pairs = sorted(zip((order[d] for d in postings[0]), postings[1]))
-    return [[d for d, _ in pairs], [w for _, w in pairs]]
+def renumber_all(postings: dict[str, list[list[Any]]], ranks: np.ndarray) -> dict[str, list[list[Any]]]:
+    """Every term's `[docs, weights]` with each document numbered `ranks[doc]`, docs ascending (as `renumber`
+    for each, in a few array operations for all of them)."""
+    rows = list(postings.values())
+    lengths = np.fromiter(map(len, (row[0] for row in rows)), dtype=np.int64, count=len(rows))
+    docs = ranks[np.fromiter(chain.from_iterable(row[0] for row in rows), dtype=np.int64, count=int(lengths.sum()))]
+    term_of = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
+    by = np.lexsort((docs, term_of))  # by term, then by new number
+    new_docs = docs[by].tolist()
+    weights = list(chain.from_iterable(row[1] for row in rows))
+    new_weights = [weights[i] for i in by.tolist()]
+    result: dict[str, list[list[Any]]] = {}
+    start = 0
+    for term, length in zip(postings, lengths.tolist()):
+        end = start + length
+        result[term] = [new_docs[start:end], new_weights[start:end]]
+        start = end
+    return result
 
 
 def shard_key(term: str) -> str:

@@ -80,14 +80,16 @@ class IndexState:
         return pack(self.docs, self.kinds, self.order, self.completions, self.titles)
 
 
-def build(documents: list[Document], encode: Encode) -> IndexState:
-    """The index of `documents`, built whole, with its state; `encode` serialises a shard."""
+def build(documents: list[Document], encode: Encode, digests: list[bytes] | None = None) -> IndexState:
+    """The index of `documents` (whose `digest`s are `digests`, if computed already), built whole, with its
+    state; `encode` serialises a shard."""
     index = build_index(documents)
     known = {w for w, (_, weights) in index["words"].items() if is_known(w, weights)}
-    return IndexState([digest(d) for d in documents], [orjson.dumps(words_of(d)) for d in documents],
-                      index["docs"], {kind: Postings.of(index[kind]) for kind in KINDS}, known,
-                      title_order(index["docs"]),
-                      {key: encode(data) for key, data in shard(in_title_order(index)).items()},
+    order = title_order(index["docs"])
+    return IndexState(digests if digests is not None else [digest(d) for d in documents],
+                      [orjson.dumps(words_of(d)) for d in documents],
+                      index["docs"], {kind: Postings.of(index[kind]) for kind in KINDS}, known, order,
+                      {key: encode(data) for key, data in shard(in_title_order(index, order)).items()},
                       prefix_completions(list(index["words"])), title_arrays(index["docs"]))
 
 

@@ -1,0 +1,75 @@
+"""The fast front-matter reader gives exactly what PyYAML's reading gives, or steps aside."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from petgen.content.frontmatter import PlainReader
+from petgen.content.model import ContentLoader, parse_yaml, split_front_matter
+from petgen.content.problems import Problems
+from petgen.content.synthetic import synthetic_entry
+
+REPO = Path(__file__).resolve().parents[2]
+# What changes how YAML reads a line: indicators, quotes, escapes, comments, numbers, booleans, odd spaces.
+ALPHABET = list(" \t\n:-#[]{},'\"&*!|>%@`?~.0123456789aynNTfFoO=<\\\x01\u2028\u00a0\u00ad\ufeffä„")
+
+
+def fronts() -> list[str]:
+    texts = [p.read_text(encoding="utf-8") for p in sorted((REPO / "content" / "names").glob("*.md"))[:120]]
+    rng = random.Random(7)
+    texts += [synthetic_entry(i, rng)[1] for i in range(60)]
+    return [parts[0] for parts in map(split_front_matter, texts) if parts is not None]
+
+
+def slow(front: str) -> tuple[object, dict[str, int], list]:
+    problems = Problems()
+    data, lines = parse_yaml(front, "x.md", problems, line_offset=1)
+    return data, lines, problems.items
+
+
+def test_plain_front_matter_is_read_as_pyyaml_reads_it() -> None:
+    reader = PlainReader(ContentLoader.yaml_implicit_resolvers)
+    found = fronts()
+    assert len(found) >= 150
+    for front in found:
+        assert reader.read(front, first_line=2) == slow(front)[:2]
+
+
+def test_anything_else_is_left_to_pyyaml() -> None:
+    """Random edits of real front matter: whatever the fast reader reads, PyYAML reads the same way and
+    without a problem; the rest (errors included) it leaves to PyYAML."""
+    reader = PlainReader(ContentLoader.yaml_implicit_resolvers)
+    rng = random.Random(17)
+    found = fronts()
+    read = left = 0
+    for _ in range(4000):
+        chars = list(rng.choice(found))
+        for _ in range(rng.randint(1, 3)):
+            at = rng.randrange(len(chars))
+            edit = rng.random()
+            if edit < 0.4:
+                chars.insert(at, rng.choice(ALPHABET))
+            elif edit < 0.7:
+                del chars[at]
+            else:
+                chars[at] = rng.choice(ALPHABET)
+        front = "".join(chars)
+        fast = reader.read(front, first_line=2)
+        if fast is None:
+            left += 1
+            continue
+        read += 1
+        data, lines, problems = slow(front)
+        assert problems == [] and fast == (data, lines), front
+    assert read > 500 and left > 500  # both ways were taken
+
+
+def test_special_values_are_left_to_pyyaml() -> None:
+    reader = PlainReader(ContentLoader.yaml_implicit_resolvers)
+    for value in ("yes", "No", "~", "null", "12", "0x1F", "1.5", "10:30", "- a", "'it''s'", '"a\\tb"', "a: b",
+                  "a #c", "[1, 2]", "[a, yes]", "&x a", "*x", "!!str a", "|", ">", "a "):
+        assert reader.read(f"title: {value}", first_line=2) is None, value
+    assert reader.read("title: Bärchen\nmoods: [a, b]", first_line=2) == (
+        {"title": "Bärchen", "moods": ["a", "b"]}, {"title": 2, "moods": 3, "moods[0]": 3, "moods[1]": 3})
+    assert reader.read("title: a\ntitle: b", first_line=2) is None  # a duplicate key: PyYAML reports it
