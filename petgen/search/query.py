@@ -50,7 +50,7 @@ from petgen.search import index as analyzer
 from petgen.search.index import QUALITY, stems, words
 from petgen.search.packfile import Pack
 from petgen.search.sets import count, distinct, positive, probe, union
-from petgen.search.stored import HEAD, PART, POSTINGS_KEPT, STEM, WORD, Buckets, Posting, Recent, _Arrays, letter_set, within
+from petgen.search.stored import FILTER_VALUES_KEPT, HEAD, PART, POSTINGS_KEPT, STEM, WORD, Buckets, Posting, Recent, _Arrays, letter_set, within
 
 FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
 MATCH = QUALITY  # whole word, stem, compound part, one and two typos (prefix: below)
@@ -120,7 +120,7 @@ class SearchIndex:
         self.arrays = _Arrays(pack)
         self.docs = self.arrays.docs
         self.order = self.arrays.order  # tie-break rank per document (title order)
-        self.named: dict[Any, tuple[np.ndarray, Posting]] = {}  # see `posting_of`
+        self.named = Recent(FILTER_VALUES_KEPT)  # filters used most recently, weighed by their documents: see `posting_of`
         self.recent = Recent(POSTINGS_KEPT)  # the posting lists read most recently, weighed by their length
         self.near = {shapes: Buckets(self.arrays, shapes) for shapes in ("shape", "title")}  # see `_nearby`
         self._local = threading.local()
@@ -157,7 +157,9 @@ class SearchIndex:
 
     def posting_of(self, key: Any, make: Callable[[], np.ndarray]) -> tuple[np.ndarray, Posting]:
         """A value in 0..1 per document (from `make`, once per `key`: a filter such as a facet or category)
-        and the same as a posting list in impact order, so that `proven_top` can rank and bound by it."""
+        and the same as a posting list in impact order, so that `proven_top` can rank and bound by it. Kept for
+        the next query with the same key, least recently used out: a key may hold words of a question (an
+        exclusion), so their number is unbounded, their memory is not (FILTER_VALUES_KEPT values)."""
         found = self.named.get(key)
         if found is None:
             values = make()
@@ -165,7 +167,7 @@ class SearchIndex:
             posting = Posting(docs, values[docs].astype(np.float64))
             posting.rank(self.order, len(self.docs))
             posting.dense = np.asarray(values, dtype=np.float64)  # looked up at candidates, not searched (`_values_at`)
-            found = self.named[key] = (values, posting)
+            found = self.named.put(key, (values, posting), len(values))
         return found
 
     # -- expansion, each bounded --------------------------------------------------------------

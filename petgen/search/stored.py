@@ -18,6 +18,7 @@ DENSE_SHARE = 32  # posting lists longer than 1/32 of the documents keep a bitma
 
 POSTINGS_KEPT = 1_000_000  # postings of the lists read most recently kept decoded, per process (8 bytes each)
 DOCUMENTS_KEPT = 4096  # documents' strings read most recently kept decoded, per process
+FILTER_VALUES_KEPT = 1_000_000  # per-document values of the filters used most recently (/ask's facets, exclusions), per process
 NEAR_KEPT = 100_000  # strings of the typo buckets read most recently kept decoded, per kind (words, titles) and process
 KINDS = ("stems", "words", "parts")  # the three kinds of posting list a term can have
 STEM, WORD, PART = range(3)
@@ -259,9 +260,9 @@ class Recent:
 
     def __init__(self, limit: int) -> None:
         self.limit, self.weight = limit, 0
-        self.items: OrderedDict[int, tuple[Any, int]] = OrderedDict()
+        self.items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
 
-    def get(self, key: int) -> Any:
+    def get(self, key: Any) -> Any:
         found = self.items.get(key)
         if found is None:
             return None
@@ -271,7 +272,7 @@ class Recent:
             pass
         return found[0]
 
-    def put(self, key: int, value: Any, weight: int = 1) -> Any:
+    def put(self, key: Any, value: Any, weight: int = 1) -> Any:
         if weight > self.limit:
             return value
         items = self.items

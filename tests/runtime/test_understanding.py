@@ -273,6 +273,23 @@ def test_what_a_question_leaves_out_is_never_answered(dist: Dist, question: str,
     assert gone.any() and not any(gone[h.doc] for h in found.hits), [h.title for h in found.hits]
 
 
+def test_filters_kept_between_questions_are_bounded(dist: Dist) -> None:
+    """An exclusion's word comes from the question, so the filters kept for the next question are unbounded in
+    number: the least recently used go once their values pass the limit, and answers stay the same."""
+    from petgen.search.stored import Recent
+    kept, dist.search.named = dist.search.named, Recent(3 * len(dist.items))
+    try:
+        titles = sorted(words(dist.items[doc]["title"])[0] for doc in range(0, len(dist.items), 9))
+        for title in titles:
+            found = answer(f"Kosename für meine Freundin ohne {title}", dist, 10)
+            assert found.hits and not any(title in words(h.title) for h in found.hits), title
+            assert dist.search.named.weight <= 3 * len(dist.items) and len(dist.search.named.items) <= 3
+        again = answer(f"Kosename für meine Freundin ohne {titles[0]}", dist, 10)  # made again after it went
+        assert again.hits and not any(titles[0] in words(h.title) for h in again.hits)
+    finally:
+        dist.search.named = kept
+
+
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
     both = answer("ohne Tiere und Blumen", dist, 10)
     assert both.meaning.summary()["not"] == ["tiere", "natur"]
