@@ -33,6 +33,7 @@ OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "dif
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
 MAX_PHRASE = 4
 MIN_WORD = 3
+CLASSICS = "klassiker"  # the category of the classics: its words ("bekannt", "popular") ask how common a name is
 
 # "what does X mean", "was bedeutet X", … — X is the name asked about.
 DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
@@ -221,6 +222,9 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
             return rest
     found = _read(tokens, lexicon, titles, aliases, result)
     found.tokens = tokens
+    categories = found.intents.get("category", [])
+    if CLASSICS in categories and len(categories) > 1 and not UNION_CUES.intersection(tokens):
+        categories.remove(CLASSICS)  # "klassische Tiernamen": animal names, the classics first (by their standing)
     return found
 
 
@@ -297,6 +301,7 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
             as_name = text in titles and not _after_cue(tokens, i, lexicon)
             translation: list[str] = []
             intents = []
+            standing = False  # a word for the classics ("bekannt", "popular") says how common a name is, not its topic
             for kind, value in actions:
                 if kind == "translate":
                     translation.extend(w for w in analyze(value) if w not in translation)
@@ -304,7 +309,10 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                 if kind == "categories" and aliases and value in aliases and aliases[value][1] != EVERY_REGION:
                     kind, value = aliases[value]
                 kind = {"categories": "category", "moods": "mood"}.get(kind, kind)
-                intents.append(kind)
+                if (kind, value) == ("category", CLASSICS):
+                    standing = True
+                else:
+                    intents.append(kind)
                 result.add_intent(kind, value)
                 if as_name:
                     result.soft.add(kind)
@@ -313,7 +321,7 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                     result.words.append([*phrase, *(w for w in translation if w not in phrase)])
                 else:
                     result.words.extend([w] for w in phrase)
-            elif intents:
+            elif intents or standing:
                 topical = [k for k in intents if k in ("category", "mood", "region", "relationship")]  # not language:
                 # "German" would boost the names whose glosses say "Swiss German"
                 group = translation or (list(phrase) if topical and size == 1 else [])

@@ -23,10 +23,9 @@ from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted, pr
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
-from runtime.reading import MIN_WORD, NAME_WORDS, Understanding, understand
+from runtime.reading import CLASSICS, MIN_WORD, NAME_WORDS, Understanding, understand
 
 FLOOR = 0.4  # no answer scores below this
-CLASSICS = "klassiker"  # the category a question of name words alone asks for
 WEAK = 0.5  # a word group no entry matches better than this (meanings only) is dropped when there is more
 INTENT_WEIGHT = 0.5
 SOFT_WEIGHT = 0.1  # an intent that comes with an entry's title ("Baby"): a tie-breaker, not a filter

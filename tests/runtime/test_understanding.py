@@ -290,6 +290,21 @@ def test_filters_kept_between_questions_are_bounded(dist: Dist) -> None:
         dist.search.named = kept
 
 
+def test_words_for_the_classics_ask_for_standing_not_a_topic(dist: Dist) -> None:
+    """"klassisch", "bekannt", "popular" ask for the classics; names whose texts merely say the word do not
+    come first, and with another category the classics are its most common names, not a union with it."""
+    for question in ("klassische Kosenamen", "die bekanntesten Kosenamen", "popular pet names"):
+        found = answer(question, dist, 5)
+        assert found.meaning.summary()["category"] == "klassiker" and "words" not in found.meaning.summary()
+        assert all("klassiker" in dist.items[h.doc]["categories"] for h in found.hits), question
+    animals = answer("klassische Tiernamen", dist, 10)
+    assert animals.meaning.summary()["category"] == "tiere"
+    assert all("tiere" in dist.items[h.doc]["categories"] for h in animals.hits)
+    assert "klassiker" in dist.items[animals.hits[0].doc]["categories"]
+    either = read("Klassiker oder Tiernamen", dist)
+    assert sorted(either["category"]) == ["klassiker", "tiere"]
+
+
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
     both = answer("ohne Tiere und Blumen", dist, 10)
     assert both.meaning.summary()["not"] == ["tiere", "natur"]
