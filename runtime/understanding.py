@@ -26,6 +26,7 @@ from runtime.builds.dist import Dist
 from runtime.reading import CLASSICS, MIN_WORD, NAME_WORDS, Understanding, understand
 
 FLOOR = 0.4  # no answer scores below this
+PLACES = frozenset({"region", "language", "not"})  # intents that a question about something else names as often
 WEAK = 0.5  # a word group no entry matches better than this (meanings only) is dropped when there is more
 INTENT_WEIGHT = 0.5
 SOFT_WEIGHT = 0.1  # an intent that comes with an entry's title ("Baby"): a tie-breaker, not a filter
@@ -201,8 +202,12 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
                     meaning.ignore(label)
                     unknown += 1
             labelled = strong
-    if not meaning.intents and meaning.define is None and unknown > sum(w == 1.0 for _, _, w in labelled):
-        return None  # mostly words no entry has ("wie alt ist Angela Merkel"): not a question about pet names
+    known = sum(w == 1.0 for _, _, w in labelled)
+    if meaning.define is None and unknown and (unknown > known if not meaning.intents else unknown >= known and (
+            set(meaning.intents) <= PLACES and not NAME_WORDS & set(meaning.tokens))):
+        # mostly words no entry has ("wie alt ist Angela Merkel"), or as many beside a place alone ("Wetter morgen
+        # in Berlin", "weather in Vienna"): not a question about pet names
+        return None
     intent_weight = {k: SOFT_WEIGHT if k in meaning.soft else NOT_WEIGHT if k == "not" else INTENT_WEIGHT
                      for k in meaning.intents}
     weight = sum(w for _, _, w in labelled) + sum(intent_weight.values())

@@ -379,6 +379,22 @@ def test_relaxation_in_the_documented_order(dist: Dist) -> None:
     assert answer("romantic french names", dist, 2).relaxed == []
 
 
+@pytest.mark.parametrize("noise", ["Wetter morgen in Berlin", "Hauptstadt von Bayern", "weather in Vienna tomorrow",
+                                   "Fußball in München", "italienisches Restaurant"])
+def test_a_place_beside_words_no_entry_has_is_noise(dist: Dist, noise: str) -> None:
+    """A region or language is named by many questions about something else: with as many words no entry has
+    beside it, and no word asking for names, the answer is empty."""
+    found = answer(noise, dist, 5)
+    assert found.hits == [] and set(found.meaning.intents) <= {"region", "language"}, [h.title for h in found.hits]
+
+
+@pytest.mark.parametrize("question", ["Kosenamen aus Berlin", "Berliner Sprüche", "österreichische Ausdrücke",
+                                      "italienische Liebesworte", "Plattdeutsch", "Wie sagt man in Wien zu seinem Schatz?"])
+def test_a_place_with_names_asked_for_is_answered(dist: Dist, question: str) -> None:
+    found = answer(question, dist, 5)
+    assert len(found.hits) >= 3 and {"region", "language"} & set(found.meaning.intents), question
+
+
 @pytest.mark.parametrize("noise", ["ab", "hi", "xx", "asdfghjkl", "qwrtzp", "blorptang quux", "the", "wie alt ist Angela Merkel"])
 def test_noise_gets_an_empty_answer(dist: Dist, noise: str) -> None:
     assert answer(noise, dist, 5).hits == []
