@@ -8,7 +8,12 @@ sign:
 - its title is one of the source's keywords (Schatz: treasure, darling, sweetheart, honey → Darling, Sweetheart,
   Honey): `KEYWORD`;
 - its own text names the source (its keywords, meaning or usage): `MENTION` + `MENTION_SPAN` × the search
-  engine's confidence.
+  engine's confidence;
+- its text names at least two of the source's keywords (Liebling: darling, sweetheart, beloved → Chérie, whose
+  keywords say them; one shared gloss such as "sweetheart" says little): `GLOSS` + `GLOSS_SPAN` × the engine's
+  confidence, for each keyword.
+A word that is no title but a word of some entry ("Was heißt Liebe auf Spanisch?") is answered with the entries in
+that language whose text names it (Mi Amor: "Liebe" in its keywords), scored as a mention.
 When the source itself is in the language asked for ("Süße auf Deutsch"), it comes first with 1.0. A single word that
 is neither a title nor in the lexicon ("the German word for pumpkin") gets an empty result and a hint. A source the
 knowledge base has no equivalent of in that language (none scoring at least /ask's confidence floor) gets an empty result and a hint naming the language.
@@ -31,6 +36,8 @@ from runtime.builds.dist import Dist
 RELATED = 0.9
 KEYWORD = 0.85
 MENTION, MENTION_SPAN = 0.45, 0.4  # a mention scores 0.45 + 0.4 × the engine's confidence (a meaning's 0.5: 0.65)
+GLOSS, GLOSS_SPAN = 0.35, 0.4  # a shared keyword scores 0.35 + 0.4 × the engine's confidence (a keyword's: 0.75) …
+GLOSSES = 2  # … when at least this many are shared
 BOTH = 0.05
 MAX_SOURCE_WORDS = 3
 
@@ -70,6 +77,7 @@ class Request:
     written: str  # the source as the question wrote it
     docs: tuple[int, ...]  # the entries titled so (folded), the first is the source
     language: str  # the language facet value asked for
+    word: str = ""  # with no such entry: the source as folded words, if some entry's text has them (else "")
 
 
 def _languages(lexicon: Lexicon) -> dict[str, str]:
@@ -124,6 +132,8 @@ def read(question: str, dist: Dist) -> Request | None:
                     break
         if docs:
             return Request(written, tuple(docs), language)
+        if all(dist.search.knows(w) for w in key_words):  # "Liebe auf Spanisch": the names that say it
+            return Request(written, (), language, key)
         if len(key_words) == 1 and not dist.lexicon_index.phrases.get(tuple(key_words)):
             return Request(written, (), language)  # "the German word for pumpkin": no such name to translate
     return None
@@ -140,13 +150,18 @@ def _docs_of_slug(dist: Dist, slug: str) -> list[int]:
 
 def rank(request: Request, dist: Dist, limit: int, floor: float) -> list[Hit]:
     """The entries in the language asked for that correspond to the source, best first (module docstring)."""
+    index = dist.search
+    in_language = dist.mask("language", request.language)
     if not request.docs:
-        return []
-    index, source = dist.search, request.docs[0]
+        if not request.word:
+            return []
+        docs, conf = index.group([request.word], prefix=False)
+        keep = in_language[docs] & (MENTION + MENTION_SPAN * conf >= floor)
+        return index.ranked(docs[keep], (MENTION + MENTION_SPAN * conf)[keep], limit)
+    source = request.docs[0]
     summary = dist.items[source]
     route = f"/api/names/{summary['slug']}"
     entry = orjson.loads(dist.routes[route].body) if route in dist.routes else {}
-    in_language = dist.mask("language", request.language)
     signs: dict[int, list[float]] = {}
 
     def add(docs: np.ndarray | list[int], value: float | np.ndarray) -> None:
@@ -163,6 +178,16 @@ def rank(request: Request, dist: Dist, limit: int, floor: float) -> list[Hit]:
     if title_words:  # the entries whose own text names the source (keywords first: "Schatz" in Honey's)
         docs, conf = index.group([" ".join(title_words)] if len(title_words) > 1 else title_words, prefix=False)
         add(docs, MENTION + MENTION_SPAN * conf)
+    glosses: dict[int, list[float]] = {}  # the entries whose text says what two or more of the source's keywords say
+    for keyword in {" ".join(words(k)) for k in entry.get("keywords", []) if language_of(k, dist.lexicon_index) is None}:
+        if keyword and keyword != " ".join(title_words):
+            docs, conf = index.group([keyword], prefix=False)
+            for doc, c in zip(docs.tolist(), conf.tolist()):
+                glosses.setdefault(doc, []).append(GLOSS + GLOSS_SPAN * c)
+    for doc, values in glosses.items():
+        if len(values) >= GLOSSES:
+            for value in values:
+                add([doc], value)
     if in_language[source]:
         signs = {source: [1.0], **signs}
     if not signs:
@@ -174,6 +199,9 @@ def rank(request: Request, dist: Dist, limit: int, floor: float) -> list[Hit]:
 
 
 def none_hint(request: Request, dist: Dist) -> str:
+    if request.word:
+        return (f"no {request.language} name in the knowledge base says '{request.written}'; ask what a name means "
+                "('Was bedeutet Spatzl?') or for names in that language alone ('Kosenamen auf Englisch')")
     if not request.docs:
         return (f"the knowledge base has no name '{request.written}' to give in another language; ask what a name "
                 "means ('Was bedeutet Spatzl?') or for names in a language ('Kosenamen auf Englisch')")

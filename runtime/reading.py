@@ -17,7 +17,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
+from collections.abc import Callable
 from typing import Any
+
+from rapidfuzz.distance import OSA
+from rapidfuzz.process import extract
 
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import EVERY_REGION
@@ -33,6 +37,8 @@ OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "dif
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
 MAX_PHRASE = 4
 MIN_WORD = 3
+TYPO_WORD = 6  # a word of the question this long that is no lexicon word and in no entry may be a lexicon word
+TYPO_WORD_2 = 9  # misspelt: by one edit (two from this length), with the same first letter (`_misspelt`)
 CLASSICS = "klassiker"  # the category of the classics: its words ("bekannt", "popular") ask how common a name is
 
 # "what does X mean", "was bedeutet X", … — X is the name asked about.
@@ -47,7 +53,14 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"\bbedeutung\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
     r"\bherkunft\s+(?:von|des\s+kosenamens)\s+(?P<x>.+)",
     r"(?:^|[.!?]\s+)was\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
+    r"\berz(?:ä|ae)hle?\s+(?:mir\s+)?(?:bitte\s+)?(?:etwas|was|mehr|alles)?\s*(?:über|ueber|zu|von)\s+(?P<x>.+)",
+    r"\btell\s+me\s+(?:something\s+|more\s+|everything\s+)?about\s+(?P<x>.+)",
 )]
+# "Ist Spatzl frech?", "Is Knirps a funny name?", "Kann man Schatz zu Kollegen sagen?": a yes-or-no question about a
+# name is answered by that name first (its entry says what it is); the name is the first title in the question.
+YES_NO = re.compile(r"^\s*(?:is|isn't|are|ist|sind|kann|darf|can|could|should|may|sollte|klingt|sounds|passt|does|"
+                    r"would|wäre|waere|findest\s+du|do\s+you\s+think)\b", re.IGNORECASE)
+RAW_WORD = re.compile(r"[\w'’-]+")
 # "what is X"/"was ist X" define only a name: a title, or one word ("was ist Spatzl?", not "was ist der beliebteste …")
 WEAK_DEFINITION = frozenset(p for p in DEFINITION if p.pattern.startswith("(?:^|[.!?]\\s+)"))
 # "names starting with S", "Kosenamen mit S", "mit dem Buchstaben Ä": the A–Z letter asked for (an intent).
@@ -159,6 +172,32 @@ def _lookup_in_order(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[st
     return actions
 
 
+def _misspelt(lexicon: Lexicon, word: str, titles: frozenset[str], known: Callable[[str], bool]) -> str | None:
+    """The lexicon word (an intent's or filler) that `word` misspells, if it is one of TYPO_WORD letters or more,
+    no title, in no entry (`known`), and within one edit (two from TYPO_WORD_2 letters) of lexicon words with
+    the same first letter that all read alike; else None. Words that only translate are not candidates: a
+    misspelt English word is more often another word ("bake" is not "babe")."""
+    if len(word) < TYPO_WORD or word in titles or known(word):
+        return None
+    near: dict[str, list[str]] | None = getattr(lexicon, "_near", None)
+    if near is None:
+        near = {}
+        single = [k[0] for k, actions in lexicon.phrases.items()
+                  if len(k) == 1 and any(kind != "translate" for kind, _ in actions)]
+        for candidate in sorted({*single, *lexicon.filler}):
+            if len(candidate) >= TYPO_WORD - 1:
+                near.setdefault(candidate[0], []).append(candidate)
+        object.__setattr__(lexicon, "_near", near)
+    limit = 2 if len(word) >= TYPO_WORD_2 else 1
+    found = extract(word, near.get(word[0], []), scorer=OSA.distance, score_cutoff=limit, limit=8)
+    if not found:
+        return None
+    best = min(distance for _, distance, _ in found)
+    nearest = [candidate for candidate, distance, _ in found if distance == best]
+    readings = {() if w in lexicon.filler else tuple(lexicon.phrases[(w,)]) for w in nearest}
+    return nearest[0] if len(readings) == 1 else None
+
+
 def _after_cue(tokens: list[str], start: int, lexicon: Lexicon) -> bool:
     """Whether the phrase at `start` follows "für"/"for"/"zu"/"to", with only filler in between."""
     i = start - 1
@@ -181,11 +220,26 @@ def _definition(question: str, titles: frozenset[str]) -> tuple[str, str] | None
                 continue  # "Was ist der beliebteste Kosename in Deutschland?" asks for names, not a meaning
             if target_words and len(target_words) <= 3:
                 return target, " ".join(target_words)
+    return _asked_about(question, titles) if YES_NO.match(question) else None
+
+
+def _asked_about(question: str, titles: frozenset[str]) -> tuple[str, str] | None:
+    """The first title in a question (up to MAX_PHRASE words; not a word for names), as written and folded."""
+    raw = RAW_WORD.findall(question)
+    folded = [" ".join(words(w)) for w in raw]
+    for i in range(1, len(raw)):  # the first word is the question's verb
+        if folded[i] in NAME_WORDS:
+            continue
+        for size in range(min(MAX_PHRASE, len(raw) - i), 0, -1):
+            key = " ".join(f for f in folded[i:i + size] if f)
+            if key in titles:
+                return " ".join(raw[i:i + size]), key
     return None
 
 
 def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozenset(),
-               aliases: dict[str, tuple[str, str]] | None = None) -> Understanding:
+               aliases: dict[str, tuple[str, str]] | None = None,
+               known: Callable[[str], bool] | None = None) -> Understanding:
     """Turn a question into word groups, intents and ignored words (see the module's docstring)."""
     result = Understanding()
     define = _definition(question, titles)
@@ -213,14 +267,14 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         tokens = [t for i, t in enumerate(tokens) if i not in at]
     quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY and tokens[i + 1] in NAME_WORDS]
     if quality:  # "ein schöner Kosename für meine Mama": read without "schöner" when the rest asks for something
-        rest = _read([t for i, t in enumerate(tokens) if i not in quality], lexicon, titles, aliases,
+        rest = _read([t for i, t in enumerate(tokens) if i not in quality], lexicon, titles, aliases, known,
                      replace(result, intents={k: list(v) for k, v in result.intents.items()}))
         if rest.words or rest.intents:
             for i in quality:
                 rest.ignore(tokens[i])
             rest.tokens = tokens
             return rest
-    found = _read(tokens, lexicon, titles, aliases, result)
+    found = _read(tokens, lexicon, titles, aliases, known, result)
     found.tokens = tokens
     categories = found.intents.get("category", [])
     if CLASSICS in categories and len(categories) > 1 and not UNION_CUES.intersection(tokens):
@@ -268,8 +322,8 @@ def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
 
 
 def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: dict[str, tuple[str, str]] | None,
-          result: Understanding) -> Understanding:
-    """The question's words read into `result`, phrase by phrase."""
+          known: Callable[[str], bool] | None, result: Understanding) -> Understanding:
+    """The question's words read into `result`, phrase by phrase; a word `_misspelt` is corrected in `tokens`."""
     i = 0
     after_words = False  # the last phrase read (filler aside) added a word group
     cue = ""  # "oder" or "und" followed it
@@ -289,6 +343,12 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
         for size in range(min(MAX_PHRASE, len(tokens) - i), 0, -1):
             phrase = tokens[i:i + size]
             actions = [] if size == 1 and tokens[i] in lexicon.filler else _lookup(lexicon, tuple(phrase))
+            if actions is None and size == 1 and known is not None:
+                corrected = _misspelt(lexicon, tokens[i], titles, known)
+                if corrected is not None:  # "romantsche" → romantische, "girlfreind" → girlfriend
+                    tokens[i] = corrected
+                    phrase = [corrected]
+                    actions = [] if corrected in lexicon.filler else _lookup(lexicon, (corrected,))
             if actions is None:
                 continue
             if not actions:  # filler

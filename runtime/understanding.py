@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from petgen.content.model import SUPRAREGIONAL
-from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, Source, Weighted, prefix_share, prefix_words
+from petgen.search.query import HEAD_GROWTH, MATCH, MAX_HEAD, Hit, Source, Weighted, prefix_share, prefix_words
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
@@ -119,7 +119,7 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         meaning = Understanding(intents={"language": [wanted.language]}, equivalents=wanted.written)
         hits = equivalents.rank(wanted, dist, limit, FLOOR)
         return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
-    meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
+    meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases, dist.search.knows)
     said = set(meaning.tokens)
     asked = {member for member, words_for in FAMILY.items() if words_for & said or member in said}
     for member in FAMILY.keys() - asked if asked else ():
@@ -194,15 +194,17 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
                 labelled[-1] = (labelled[-1][0], [*labelled[-1][1], *sources], weight)
             else:
                 labelled.append((g[0], sources, weight))
-    if len(labelled) > 1 or (labelled and meaning.intents):
+    if len(labelled) > 1 or (labelled and (meaning.intents or unknown)):
         strong = [item for item in labelled if _best(item[1]) >= WEAK]
-        if strong:
+        if strong or unknown:
             for label, sources, w in labelled:
                 if _best(sources) < WEAK and w == 1.0:
                     meaning.ignore(label)
                     unknown += 1
             labelled = strong
-    known = sum(w == 1.0 for _, _, w in labelled)
+    # a word matched only as a typo of another ("hasse" → Hase, "bake" → Babe) counts half as known
+    known = sum(1.0 if max(match for _, match, _ in sources) > MATCH["typo1"] else 0.5
+                for _, sources, w in labelled if w == 1.0)
     if meaning.define is None and unknown and (unknown > known if not meaning.intents else unknown >= known and (
             set(meaning.intents) <= PLACES and not NAME_WORDS & set(meaning.tokens))):
         # mostly words no entry has ("wie alt ist Angela Merkel"), or as many beside a place alone ("Wetter morgen

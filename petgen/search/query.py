@@ -137,6 +137,10 @@ class SearchIndex:
 
         return cls(Pack(pack_index(index)))
 
+    def knows(self, word: str) -> bool:
+        """Whether `word` is a word of some entry (not only a stem or a compound part)."""
+        return self._posting(WORD, self.arrays.terms.find(word)) is not None
+
     def posting(self, kind: int, term: str) -> Posting | None:
         """The posting list of `term` as a stem, a word or a compound part (STEM, WORD, PART), or None."""
         t = self.arrays.terms.find(term)

@@ -3,6 +3,7 @@ relaxation, the confidence floor, the score range, `_meta`, and one test per cla
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import orjson
@@ -31,7 +32,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Dist:
 
 
 def read(question: str, dist: Dist) -> dict[str, Any]:
-    meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases)
+    meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases, dist.search.knows)
     return {**meaning.intents, "words": meaning.words, "topics": meaning.topics, "ignored": meaning.ignored}
 
 
@@ -305,6 +306,37 @@ def test_words_for_the_classics_ask_for_standing_not_a_topic(dist: Dist) -> None
     assert sorted(either["category"]) == ["klassiker", "tiere"]
 
 
+@pytest.mark.parametrize("question, facet, value", [
+    ("romantsche kosenamen", "mood", "romantisch"), ("bayrsche kosenamen", "region", "bayern-oesterreich"),
+    ("kosenamen für meine freundinn", "relationship", "partner"), ("romantc names for my girlfreind", "gender", "sie"),
+    ("lustge spitznamen für kinder", "category", "lustig"),
+])
+def test_misspelt_lexicon_words_are_read_as_meant(dist: Dist, question: str, facet: str, value: str) -> None:
+    """A word in no entry and no lexicon, one edit from lexicon words that all read alike, is read as them."""
+    found = read(question, dist)
+    assert value in found.get(facet, []) and found["words"] == [], found
+
+
+def test_words_of_entries_are_not_misspellings(dist: Dist) -> None:
+    from runtime.reading import _misspelt
+    lexicon = dist.lexicon_index
+    assert _misspelt(lexicon, "romantsche", dist.title_words, dist.search.knows) in ("romantisch", "romantische")
+    for word in ("hasse", "freude", "schatzi"):  # too short, a word some entry has, a title
+        assert _misspelt(lexicon, word, dist.title_words, dist.search.knows) is None, word
+    assert answer("Ich hasse Montage", dist, 5).hits == []
+
+
+@pytest.mark.parametrize("question, name", [
+    ("Is Hasibär romantic?", "Hasibär"), ("ist Spatzl frech", "Spatzl"), ("Is Knirps a funny name?", "Knirps"),
+    ("Ist Gummibärchen ein romantischer Kosename?", "Gummibärchen"), ("Kann man Schatz zu Kollegen sagen?", "Schatz"),
+    ("Erzähl mir etwas über Bobbele", "Bobbele"), ("tell me more about Schnuffel", "Schnuffel"),
+])
+def test_a_yes_or_no_question_about_a_name_answers_it_first(dist: Dist, question: str, name: str) -> None:
+    found = answer(question, dist, 5)
+    assert found.hits and found.hits[0].title == name and found.meaning.summary()["define"] == name, question
+    assert "mood" not in found.meaning.summary()  # its moods are on its page, not a filter that drops it
+
+
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
     both = answer("ohne Tiere und Blumen", dist, 10)
     assert both.meaning.summary()["not"] == ["tiere", "natur"]
@@ -459,13 +491,27 @@ def test_a_name_in_another_language_is_answered_with_its_equivalents(dist: Dist,
         assert set(related) <= set(slugs), (summary["title"], related, slugs)
         keywords = {" ".join(words(k)) for k in entry["keywords"]}
         mentioning = set(dist.search.group([" ".join(words(summary["title"]))], prefix=False)[0].tolist())
+        glossed = Counter(doc for k in keywords - {" ".join(words(summary["title"]))}
+                          for doc in dist.search.group([k], prefix=False)[0].tolist())
         for hit in found.hits:
             other = _entry(dist, hit.doc)
             assert other["language"] == target and FLOOR <= hit.score <= 1
             assert (hit.slug in entry["related"] or summary["slug"] in other["related"]
                     or " ".join(words(other["title"])) in keywords
-                    or hit.doc in mentioning), hit.slug  # its text names the source (as the engine matches)
+                    or hit.doc in mentioning  # its text names the source (as the engine matches)
+                    or glossed[hit.doc] >= 2), hit.slug  # … or two of the source's keywords
     assert asked >= (3 if target in ("englisch", "italienisch", "tuerkisch") else 1), target
+
+
+def test_equivalents_through_shared_glosses_and_words(dist: Dist) -> None:
+    """No title links Liebling and Chérie, but both say darling and sweetheart; "Liebe" is no title, but Mi Amor's
+    keywords say it."""
+    cherie = answer("Wie sagt man Liebling auf Französisch?", dist, 5)
+    assert [h.title for h in cherie.hits][:1] == ["Chérie"]
+    love = answer("Was heißt Liebe auf Spanisch?", dist, 5)
+    assert love.hits and love.hits[0].title == "Mi Amor" and all(items(love, dist)[i]["language"] == "spanisch"
+                                                                  for i in range(len(love.hits)))
+    assert answer("Hase auf Türkisch", dist, 5).hits == []  # one shared gloss ("sweetheart") is not enough
 
 
 def test_equivalents_from_keywords_and_the_other_way(dist: Dist) -> None:
