@@ -39,6 +39,8 @@ MENTION, MENTION_SPAN = 0.45, 0.4  # a mention scores 0.45 + 0.4 × the engine's
 GLOSS, GLOSS_SPAN = 0.35, 0.4  # a shared keyword scores 0.35 + 0.4 × the engine's confidence (a keyword's: 0.75) …
 GLOSSES = 2  # … when at least this many are shared
 BOTH = 0.05
+SOURCE_FIRST = 0.99  # when the source is in the language asked for, the others score at most this
+GERMAN = "deutsch"
 MAX_SOURCE_WORDS = 3
 
 _LANG = r"[\"'„“]?(?P<lang>[^\W\d_]+)[\"'“”]?"
@@ -132,8 +134,8 @@ def read(question: str, dist: Dist) -> Request | None:
                     break
         if docs:
             return Request(written, tuple(docs), language)
-        if all(dist.search.knows(w) for w in key_words):  # "Liebe auf Spanisch": the names that say it
-            return Request(written, (), language, key)
+        if language != GERMAN and all(dist.search.knows(w) for w in key_words):  # "Liebe auf Spanisch": the
+            return Request(written, (), language, key)  # names that say it (German ones: through the glosses)
         if len(key_words) == 1 and not dist.lexicon_index.phrases.get(tuple(key_words)):
             return Request(written, (), language)  # "the German word for pumpkin": no such name to translate
     return None
@@ -186,14 +188,14 @@ def rank(request: Request, dist: Dist, limit: int, floor: float) -> list[Hit]:
                 glosses.setdefault(doc, []).append(GLOSS + GLOSS_SPAN * c)
     for doc, values in glosses.items():
         if len(values) >= GLOSSES:
-            for value in values:
-                add([doc], value)
+            add([doc], max(values))
     if in_language[source]:
-        signs = {source: [1.0], **signs}
+        signs = {source: [1.0], **{doc: [min(SOURCE_FIRST, v) for v in values] for doc, values in signs.items()}}
     if not signs:
         return []
     docs = np.fromiter(signs, dtype=np.int32, count=len(signs))
-    scores = np.array([min(1.0, max(v) + BOTH * (len(v) - 1)) for v in signs.values()])
+    cap = SOURCE_FIRST if in_language[source] else 1.0
+    scores = np.array([1.0 if doc == source else min(cap, max(v) + BOTH * (len(v) - 1)) for doc, v in signs.items()])
     confident = scores >= floor
     return index.ranked(docs[confident], scores[confident], limit)
 

@@ -32,8 +32,13 @@ RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby":
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
 NEGATIONS = frozenset({"nicht", "nichts", "nix", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "nie",
                        "niemals", "statt", "anstatt", "ausser", "not", "no", "nothing", "never", "without", "except",
-                       "instead", "dont", "don", "doesnt", "doesn", "isnt", "isn", "arent", "aren", "wont", "won"})  # the next phrase is left out (`Understanding.excluded`)
+                       "instead", "dont", "don", "doesnt", "doesn", "isnt", "isn", "arent", "aren", "wont", "won", "non"})  # the next phrase is left out (`Understanding.excluded`)
 OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "different", "alternative", "alternatives"})
+# "ausgefallene Kosenamen", "unusual pet names": not the classics (`excluded`, as "nicht klassisch")
+UNUSUAL = frozenset({"ausgefallen", "ausgefallene", "ausgefallenen", "ausgefallener", "ungewohnlich", "ungewohnliche",
+                     "ungewohnlichen", "originell", "originelle", "originellen", "selten", "seltene", "seltenen",
+                     "unusual", "unique", "uncommon", "original", "rare", "creative", "kreativ", "kreative", "kreativen",
+                     "besondere", "besonderen", "extravagant", "extravagante", "exotisch", "exotische", "exotic"})
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
 MAX_PHRASE = 4
 MIN_WORD = 3
@@ -98,6 +103,7 @@ class Understanding:
     words: list[list[str]] = field(default_factory=list)  # groups of alternative folded words to search for
     topics: list[list[str]] = field(default_factory=list)  # words that come with an intent: they boost
     relations: set[int] = field(default_factory=set)  # the topics that come with a relationship alone
+    topic_of: dict[str, int] = field(default_factory=dict)  # an intent kind -> its topic group (one per kind)
     intents: dict[str, list[str]] = field(default_factory=dict)  # facet, "category" or "mood" -> values
     soft: set[str] = field(default_factory=set)  # intents that only boost (from an entry's title)
     define: str | None = None  # the name asked about in "what does X mean", as written
@@ -172,10 +178,11 @@ def _lookup_in_order(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[st
     return actions
 
 
-def _misspelt(lexicon: Lexicon, word: str, titles: frozenset[str], known: Callable[[str], bool]) -> str | None:
-    """The lexicon word (an intent's or filler) that `word` misspells, if it is one of TYPO_WORD letters or more,
-    no title, in no entry (`known`), and within one edit (two from TYPO_WORD_2 letters) of lexicon words with
-    the same first letter that all read alike; else None. Words that only translate are not candidates: a
+def _misspelt(lexicon: Lexicon, word: str, titles: frozenset[str],
+              known: Callable[[str], bool]) -> tuple[str, list[tuple[str, str]]] | None:
+    """The lexicon word (an intent's or filler) that `word` misspells and what it says, if `word` is of TYPO_WORD
+    letters or more, no title, in no entry (`known`), and within one edit (two from TYPO_WORD_2 letters) of
+    lexicon words with the same first letter that say something alike (what they all say); else None. Words that only translate are not candidates: a
     misspelt English word is more often another word ("bake" is not "babe")."""
     if len(word) < TYPO_WORD or word in titles or known(word):
         return None
@@ -194,8 +201,11 @@ def _misspelt(lexicon: Lexicon, word: str, titles: frozenset[str], known: Callab
         return None
     best = min(distance for _, distance, _ in found)
     nearest = [candidate for candidate, distance, _ in found if distance == best]
-    readings = {() if w in lexicon.filler else tuple(lexicon.phrases[(w,)]) for w in nearest}
-    return nearest[0] if len(readings) == 1 else None
+    readings = [[] if w in lexicon.filler else lexicon.phrases[(w,)] for w in nearest]
+    agreed = [action for action in readings[0] if all(action in other for other in readings[1:])]
+    if agreed or not any(readings):  # what all of them say ("verlobtn": verlobte, verlobten → partner)
+        return nearest[0], agreed
+    return None
 
 
 def _after_cue(tokens: list[str], start: int, lexicon: Lexicon) -> bool:
@@ -264,7 +274,11 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
     if length is not None:
         at, value = length
         result.add_intent("length", value)
-        tokens = [t for i, t in enumerate(tokens) if i not in at]
+        said = LENGTHS.get(value, frozenset())  # "knappe, kurze Kosenamen": both words say it
+        tokens = [t for i, t in enumerate(tokens) if i not in at and t not in said]
+    if UNUSUAL.intersection(tokens):
+        result.excluded.append(("category", CLASSICS))
+        tokens = [t for t in tokens if t not in UNUSUAL]
     quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY and tokens[i + 1] in NAME_WORDS]
     if quality:  # "ein schöner Kosename für meine Mama": read without "schöner" when the rest asks for something
         rest = _read([t for i, t in enumerate(tokens) if i not in quality], lexicon, titles, aliases, known,
@@ -283,7 +297,8 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
 
 
 def _snapshot(result: Understanding) -> Understanding:
-    return replace(result, words=list(result.words), topics=list(result.topics), relations=set(result.relations),
+    return replace(result, words=list(result.words), topics=[list(g) for g in result.topics],
+                   relations=set(result.relations), topic_of=dict(result.topic_of),
                    intents={k: list(v) for k, v in result.intents.items()}, soft=set(result.soft),
                    joined=set(result.joined), anded=set(result.anded), recipients=list(result.recipients))
 
@@ -297,7 +312,7 @@ def _leave_out(result: Understanding, before: Understanding) -> None:
             continue  # "nicht Schatz": the name is left out, not every partner name
         result.excluded.extend((kind, v) for v in values if v not in before.intents.get(kind, [])
                                and (kind, v) not in result.excluded)
-    for name in ("words", "topics", "relations", "intents", "soft", "joined", "anded", "recipients"):
+    for name in ("words", "topics", "relations", "topic_of", "intents", "soft", "joined", "anded", "recipients"):
         setattr(result, name, getattr(before, name))
 
 
@@ -346,9 +361,8 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
             if actions is None and size == 1 and known is not None:
                 corrected = _misspelt(lexicon, tokens[i], titles, known)
                 if corrected is not None:  # "romantsche" → romantische, "girlfreind" → girlfriend
-                    tokens[i] = corrected
-                    phrase = [corrected]
-                    actions = [] if corrected in lexicon.filler else _lookup(lexicon, (corrected,))
+                    tokens[i], actions = corrected
+                    phrase = [tokens[i]]
             if actions is None:
                 continue
             if not actions:  # filler
@@ -385,8 +399,13 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                 topical = [k for k in intents if k in ("category", "mood", "region", "relationship")]  # not language:
                 # "German" would boost the names whose glosses say "Swiss German"
                 group = translation or (list(phrase) if topical and size == 1 else [])
-                if group:
+                at = result.topic_of.get(topical[0]) if len(topical) == 1 else None
+                if group and at is not None:  # "Saxon or Franconian": one facet's words are one group, any of them
+                    result.topics[at].extend(w for w in group if w not in result.topics[at])
+                elif group:
                     result.topics.append(group)
+                    if len(topical) == 1:
+                        result.topic_of[topical[0]] = len(result.topics) - 1
                     if topical == ["relationship"]:  # "Bruder": boosts /ask's names about brothers, not search's
                         result.relations.add(len(result.topics) - 1)
             elif translation:

@@ -45,7 +45,11 @@ FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bru
           "opa": {"opa", "opi", "grandpa", "grandfather", "grossvater"},
           "tochter": {"tochter", "daughter"}, "sohn": {"sohn", "son"}, "tante": {"tante", "aunt"},
           "onkel": {"onkel", "uncle"}}
-# Whom one works with: romantic and passionate names are left out ("Spitzname für den Chef" does not answer Liebste).
+# Whom one works with, lives next to or learns with: romantic and passionate names are left out ("Spitzname für den
+# Chef" does not answer Liebste, nor "für meine Nachbarin").
+ACQUAINTANCES = frozenset({"nachbar", "nachbarin", "nachbarn", "neighbor", "neighbour", "neighbors", "neighbours",
+                           "mitbewohner", "mitbewohnerin", "roommate", "flatmate", "mitschuler", "mitschulerin",
+                           "classmate", "lehrer", "lehrerin", "teacher"})
 WORKPLACE = frozenset({"chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
                        "vorgesetzten", "arbeitskollege", "arbeitskollegin", "arbeitskollegen", "coworker",
                        "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate"})
@@ -118,14 +122,15 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     if wanted is not None:  # "Schatz auf Englisch": the entries in that language that correspond to it
         meaning = Understanding(intents={"language": [wanted.language]}, equivalents=wanted.written)
         hits = equivalents.rank(wanted, dist, limit, FLOOR)
-        return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
+        if hits or not wanted.word:  # a word no name says in that language: read as any other question
+            return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases, dist.search.knows)
     said = set(meaning.tokens)
     asked = {member for member, words_for in FAMILY.items() if words_for & said or member in said}
     for member in FAMILY.keys() - asked if asked else ():
         if ("begins", member) not in meaning.excluded and left_out("begins", member, dist).any():
             meaning.excluded.append(("begins", member))
-    if WORKPLACE & said:
+    if (WORKPLACE | ACQUAINTANCES) & said:
         meaning.excluded.extend(x for x in AT_WORK if x not in meaning.excluded)
     if meaning.excluded:  # what names no entry is not left out ("ohne xyz"), the rest filters as "not"
         for kind, value in list(meaning.excluded):
@@ -142,9 +147,18 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         found = _either(meaning, dist, limit, found)
     if found is None:
         return Answer(meaning, [], suggestions=dist.search.suggest(question), hint=recipient_hint(meaning))
-    hits, relaxed = found
+    hits, relaxed = descending(found[0]), found[1]
     suggestions = dist.search.suggest(meaning.define or question) if not hits else []
     return Answer(meaning, hits, relaxed, suggestions, hint=None if hits else recipient_hint(meaning))
+
+
+def descending(hits: list[Hit]) -> list[Hit]:
+    """The hits with scores that never rise down the list: an entry placed after others because it meets fewer
+    filters (`relaxed`) or matches fewer of the words joined by "und" shows at most the score of the one before."""
+    out: list[Hit] = []
+    for hit in hits:
+        out.append(hit if not out or hit.score <= out[-1].score else replace(hit, score=out[-1].score))
+    return out
 
 
 def _either(meaning: Understanding, dist: Dist, limit: int,

@@ -320,7 +320,10 @@ def test_misspelt_lexicon_words_are_read_as_meant(dist: Dist, question: str, fac
 def test_words_of_entries_are_not_misspellings(dist: Dist) -> None:
     from runtime.reading import _misspelt
     lexicon = dist.lexicon_index
-    assert _misspelt(lexicon, "romantsche", dist.title_words, dist.search.knows) in ("romantisch", "romantische")
+    word, says = _misspelt(lexicon, "romantsche", dist.title_words, dist.search.knows) or ("", [])
+    assert word in ("romantisch", "romantische") and says == [("moods", "romantisch")]
+    assert _misspelt(lexicon, "verlobtn", dist.title_words, dist.search.knows) == (  # verlobte, verlobten: partner
+        "verlobte", [("relationship", "partner")])
     for word in ("hasse", "freude", "schatzi"):  # too short, a word some entry has, a title
         assert _misspelt(lexicon, word, dist.title_words, dist.search.knows) is None, word
     assert answer("Ich hasse Montage", dist, 5).hits == []
@@ -335,6 +338,42 @@ def test_a_yes_or_no_question_about_a_name_answers_it_first(dist: Dist, question
     found = answer(question, dist, 5)
     assert found.hits and found.hits[0].title == name and found.meaning.summary()["define"] == name, question
     assert "mood" not in found.meaning.summary()  # its moods are on its page, not a filter that drops it
+
+
+def test_unusual_names_leave_out_the_classics(dist: Dist) -> None:
+    for question in ("ausgefallene Kosenamen für meinen Partner", "unusual pet names for my girlfriend"):
+        found = answer(question, dist, 10)
+        assert found.meaning.summary()["not"] == ["klassiker"] and len(found.hits) == 10, question
+        assert not any("klassiker" in dist.items[h.doc]["categories"] for h in found.hits), question
+    non = answer("non-cheesy pet names for my partner", dist, 10)
+    assert "romantisch" in non.meaning.summary()["not"] and "words" not in non.meaning.summary()
+
+
+def test_one_facets_words_are_one_group(dist: Dist) -> None:
+    """"Saxon or Franconian": the names of either region answer, whichever word their texts say."""
+    found = answer("Saxon or Franconian pet names", dist, 10)
+    regions = [set(dist.items[h.doc]["region"]) & {"sachsen", "franken"} for h in found.hits]
+    assert len(found.hits) >= 6 and all(regions), [h.title for h in found.hits]
+    assert {"sachsen", "franken"} <= set().union(*regions)
+
+
+def test_scores_never_rise_down_the_list(dist: Dist) -> None:
+    for question in ("Was sagt man in Köln zu seinem Schatz?", "Sonne und Mond", "romantic french names",
+                     "kurze bayrische Kosenamen für meinen Sohn"):
+        scores = [h.score for h in answer(question, dist, 10).hits]
+        assert scores and scores == sorted(scores, reverse=True), (question, scores)
+
+
+def test_every_word_saying_the_length_is_the_length(dist: Dist) -> None:
+    found = read("knappe, kurze Kosenamen für meinen Verlobten", dist)
+    assert found["length"] == ["kurz"] and found["words"] == [] and found["relationship"] == ["partner"]
+
+
+def test_neighbours_and_roommates_get_no_romantic_names(dist: Dist) -> None:
+    for question in ("Spitzname für meine Nachbarin", "nickname for my roommate"):
+        found = answer(question, dist, 10)
+        assert found.hits and not any({"romantisch", "leidenschaftlich"} & set(dist.items[h.doc]["moods"])
+                                      for h in found.hits), question
 
 
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
