@@ -39,6 +39,10 @@ UNUSUAL = frozenset({"ausgefallen", "ausgefallene", "ausgefallenen", "ausgefalle
                      "ungewohnlichen", "originell", "originelle", "originellen", "selten", "seltene", "seltenen",
                      "unusual", "unique", "uncommon", "original", "rare", "creative", "kreativ", "kreative", "kreativen",
                      "besondere", "besonderen", "extravagant", "extravagante", "exotisch", "exotische", "exotic"})
+# Words that only stress what follows: a lexicon phrase matches across them ("der mich immer beschützt").
+INSERTS = frozenset({"immer", "oft", "sehr", "so", "ganz", "total", "echt", "wirklich", "besonders", "einfach", "mega",
+                     "richtig", "standig", "extrem", "always", "really", "very", "too", "often", "totally",
+                     "constantly", "extremely"})
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
 MAX_PHRASE = 4
 MIN_WORD = 3
@@ -358,6 +362,10 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
         for size in range(min(MAX_PHRASE, len(tokens) - i), 0, -1):
             phrase = tokens[i:i + size]
             actions = [] if size == 1 and tokens[i] in lexicon.filler else _lookup(lexicon, tuple(phrase))
+            if actions is None and size > 2 and INSERTS.intersection(phrase[1:-1]):
+                bare = [phrase[0], *(t for t in phrase[1:] if t not in INSERTS)]
+                actions = _lookup(lexicon, tuple(bare))
+                phrase = bare if actions is not None else phrase
             if actions is None and size == 1 and known is not None:
                 corrected = _misspelt(lexicon, tokens[i], titles, known)
                 if corrected is not None:  # "romantsche" → romantische, "girlfreind" → girlfriend

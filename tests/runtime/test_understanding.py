@@ -376,6 +376,14 @@ def test_neighbours_and_roommates_get_no_romantic_names(dist: Dist) -> None:
                                       for h in found.hits), question
 
 
+def test_a_trait_phrase_matches_across_words_that_only_stress_it(dist: Dist) -> None:
+    """"der mich immer beschützt" is the lexicon's "mich beschützt"; "talks too much" its "talks much"."""
+    protects = answer("Kosename für einen Menschen, der mich immer beschützt", dist, 5)
+    assert {"Held", "Schutzengel"} <= {h.title for h in protects.hits}, [h.title for h in protects.hits]
+    talks = answer("nickname for someone who talks too much", dist, 5)
+    assert {"Babbelsche", "Quatschkopf"} <= {h.title for h in talks.hits}
+
+
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
     both = answer("ohne Tiere und Blumen", dist, 10)
     assert both.meaning.summary()["not"] == ["tiere", "natur"]
