@@ -43,6 +43,14 @@ UNUSUAL = frozenset({"ausgefallen", "ausgefallene", "ausgefallenen", "ausgefalle
 INSERTS = frozenset({"immer", "oft", "sehr", "so", "ganz", "total", "echt", "wirklich", "besonders", "einfach", "mega",
                      "richtig", "standig", "extrem", "always", "really", "very", "too", "often", "totally",
                      "constantly", "extremely"})
+# Questions about something else: how to do a thing, how old or long, where to buy, prices, lyrics, the weather, who won
+# (folded word sequences; `off_topic`). "how to call …", "how to say …" ask for names.
+OFF_TOPIC = (("how", "to"), ("how", "long"), ("how", "old"), ("how", "much"), ("how", "many"), ("where", "can"),
+             ("where", "to"), ("buy",), ("lyrics",), ("recipe",), ("brands",), ("price",), ("weather",), ("who", "won"),
+             ("wie", "alt"), ("wie", "lange"), ("wie", "viel"), ("wie", "viele"), ("wo", "kann"), ("kaufen",),
+             ("rezept",), ("preis",), ("wetter",), ("songtext",), ("wer", "hat"))
+ASKS_FOR_NAMES = frozenset({"call", "say", "name", "address", "nickname", "pronounce", "spell", "nennen", "sagen", "rufen",
+                            "ansprechen", "aussprechen", "ausspricht", "schreiben", "schreibt"})
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
 MAX_PHRASE = 4
 MIN_WORD = 3
@@ -64,6 +72,11 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"(?:^|[.!?]\s+)was\s+ist\s+(?:ein(?:e)?\s+)?(?P<x>.+?)\s*\?*$",
     r"\berz(?:ä|ae)hle?\s+(?:mir\s+)?(?:bitte\s+)?(?:etwas|was|mehr|alles)?\s*(?:über|ueber|zu|von)\s+(?P<x>.+)",
     r"\btell\s+me\s+(?:something\s+|more\s+|everything\s+)?about\s+(?P<x>.+)",
+    r"\bwie\s+alt\s+ist\s+(?:der\s+kosename\s+|der\s+name\s+|das\s+wort\s+)(?P<x>.+)",
+    r"\bhow\s+(?:do\s+(?:you|i)\s+|to\s+)(?:pronounce|spell)\s+(?P<x>.+)",
+    r"\bwie\s+(?:spricht|schreibt)\s+man\s+(?P<x>.+?)(?:\s+aus)?\s*\?*$",
+    r"\baussprache\s+(?:von\s+)?(?P<x>.+)",
+    r"\bhow\s+old\s+is\s+the\s+(?:pet\s+)?(?:name|word|nickname)\s+(?P<x>.+)",
 )]
 # "Ist Spatzl frech?", "Is Knirps a funny name?", "Kann man Schatz zu Kollegen sagen?": a yes-or-no question about a
 # name is answered by that name first (its entry says what it is); the name is the first title in the question.
@@ -180,6 +193,13 @@ def _lookup_in_order(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[st
             if all(len(w) >= n for w, n in zip(phrase, lengths)):
                 return value
     return actions
+
+
+def off_topic(tokens: list[str]) -> bool:
+    """Whether a question's words ask about something else (`OFF_TOPIC`) and never for names."""
+    if NAME_WORDS.intersection(tokens) or ASKS_FOR_NAMES.intersection(tokens):
+        return False
+    return any(tuple(tokens[i:i + len(cue)]) == cue for cue in OFF_TOPIC for i in range(len(tokens)))
 
 
 def _misspelt(lexicon: Lexicon, word: str, titles: frozenset[str],

@@ -467,6 +467,22 @@ def test_a_place_beside_words_no_entry_has_is_noise(dist: Dist, noise: str) -> N
     assert found.hits == [] and set(found.meaning.intents) <= {"region", "language"}, [h.title for h in found.hits]
 
 
+@pytest.mark.parametrize("noise", ["how to train a puppy", "how long do hamsters live", "Wo kann ich Bärchen-Gummis kaufen?",
+                                   "wie alt ist der Papst", "who won the world cup", "Ich hasse Montage", "how to bake bread"])
+def test_questions_about_something_else_are_noise(dist: Dist, noise: str) -> None:
+    """How to do a thing, how old or long, where to buy, who won: not a question about names, whatever word matches."""
+    assert answer(noise, dist, 5).hits == [], noise
+
+
+def test_asking_how_to_call_someone_or_how_old_a_name_is_answered(dist: Dist) -> None:
+    assert answer("how to call my girlfriend in German", dist, 5).hits
+    old = answer("Wie alt ist der Kosename Schatz?", dist, 5)
+    assert old.hits[0].title == "Schatz" and old.meaning.summary()["define"] == "Schatz"
+    for question, name in (("how to pronounce Spatzl", "Spatzl"), ("Wie spricht man Schnuckiputz aus?", "Schnuckiputz")):
+        said = answer(question, dist, 5)
+        assert said.hits[0].title == name and said.meaning.summary()["define"] == name
+
+
 @pytest.mark.parametrize("question", ["Kosenamen aus Berlin", "Berliner Sprüche", "österreichische Ausdrücke",
                                       "italienische Liebesworte", "Plattdeutsch", "Wie sagt man in Wien zu seinem Schatz?"])
 def test_a_place_with_names_asked_for_is_answered(dist: Dist, question: str) -> None:
