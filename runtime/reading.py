@@ -49,6 +49,9 @@ OFF_TOPIC = (("how", "to"), ("how", "long"), ("how", "old"), ("how", "much"), ("
              ("where", "to"), ("buy",), ("lyrics",), ("recipe",), ("brands",), ("price",), ("weather",), ("who", "won"),
              ("wie", "alt"), ("wie", "lange"), ("wie", "viel"), ("wie", "viele"), ("wo", "kann"), ("kaufen",),
              ("rezept",), ("preis",), ("wetter",), ("songtext",), ("wer", "hat"))
+_OFF_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
+for _cue in OFF_TOPIC:
+    _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
 ASKS_FOR_NAMES = frozenset({"call", "say", "name", "address", "nickname", "pronounce", "spell", "nennen", "sagen", "rufen",
                             "ansprechen", "aussprechen", "ausspricht", "schreiben", "schreibt"})
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
@@ -199,7 +202,7 @@ def off_topic(tokens: list[str]) -> bool:
     """Whether a question's words ask about something else (`OFF_TOPIC`) and never for names."""
     if NAME_WORDS.intersection(tokens) or ASKS_FOR_NAMES.intersection(tokens):
         return False
-    return any(tuple(tokens[i:i + len(cue)]) == cue for cue in OFF_TOPIC for i in range(len(tokens)))
+    return any(tuple(tokens[i:i + len(cue)]) == cue for i, token in enumerate(tokens) for cue in _OFF_BY_FIRST.get(token, ()))
 
 
 def _misspelt(lexicon: Lexicon, word: str, titles: frozenset[str],
