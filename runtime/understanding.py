@@ -3,8 +3,8 @@
 Each entry gets a score in 0..1: the weighted mean of how well it matches each word
 group (confidence from petgen/search/query.py; weight 1, or 0.5 for a topic word that comes with an
 intent, like `Blume` with the category natur or `Bruder` with the relationship familie) and of each intent it satisfies (weight 0.5; for
-gender, a name for anyone counts 0.9), times 0.92, plus 0.08 × its standing (`standing`: a classic, and a name
-used everywhere when the question asks no region). Intents
+gender, a name for anyone counts 0.9), times 0.92, plus 0.08 × its standing (`standing`: a classic, a name
+used everywhere when the question asks no region, and how often other entries name it as related). Intents
 filter: only entries that satisfy all of them are answered. When fewer than `limit` entries above
 the confidence floor (`FLOOR`) would be left, filters are relaxed one at a time in `RELAX_ORDER`
 (length, mood, category, language, region, gender, relationship, letter, not); a relaxed intent still counts in the
@@ -33,7 +33,9 @@ SOFT_WEIGHT = 0.1  # an intent that comes with an entry's title ("Baby"): a tie-
 TOPIC_WEIGHT = 0.5
 ANYONE = 0.9  # a name for anyone, when a gender was asked for
 CLASSIC_SHARE = 0.08  # of the score: a name's standing (`standing`): a classic, and used everywhere
-CLASSIC, EVERYWHERE = 0.6, 0.4  # the standing of a classic, of a name used everywhere (when no region is asked)
+# the standing of a classic, of a name used everywhere (when no region is asked), of the name most often named as
+# related by other entries (others: by the log of their count against its)
+CLASSIC, EVERYWHERE, CITED = 0.5, 0.3, 0.2
 FACETS = ("relationship", "gender", "region", "language")
 RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "relationship", "letter", "not")
 # Family members whose names say whom they are for (Schwesterchen, Bruderherz): a question about another member
@@ -106,9 +108,10 @@ def left_out(kind: str, value: str, dist: Dist) -> np.ndarray:
 
 def standing(dist: Dist, everywhere: bool) -> tuple[np.ndarray, Posting]:
     """Per document, 0..1: CLASSIC for a classic, plus EVERYWHERE for a name used everywhere (region
-    ueberregional) when the question asks no region (`everywhere`): Schatz before Madl and Deern, unless asked."""
+    ueberregional) when the question asks no region (`everywhere`): Schatz before Madl and Deern, unless asked;
+    plus up to CITED by how often other entries name it as related (`Dist.cited_share`): Schatz before Hasi."""
     def make() -> np.ndarray:
-        values = dist.classic_mask * (CLASSIC if everywhere else 1.0)
+        values = dist.classic_mask * (CLASSIC if everywhere else CLASSIC + EVERYWHERE) + CITED * dist.cited_share
         if everywhere:
             values = values + EVERYWHERE * dist.mask("region", SUPRAREGIONAL)
         return values

@@ -7,8 +7,9 @@
   plus a lookup table: the sorted `route_hash` of every path the runtime answers (a clean route,
   or a hashed file path) and, for each, the route it belongs to;
 - `_data/summaries.pack`: the name summaries (each its JSON text, in list order), their slugs and
-  titles as string tables, the documents of every list filter value (`FILTER_DOCS`), and the rest
-  of the data file in the header.
+  titles as string tables, the documents of every list filter value (`FILTER_DOCS`), how many other
+  entries name each one as related (`cited`, the data file's `cited`: /ask's sign of how common a name
+  is), and the rest of the data file in the header.
 
 Both are pack files (petgen/search/packfile.py): a JSON header, then aligned little-endian arrays. The
 runtime maps them (runtime/builds/routes.py, summaries.py): a load does no work per route or entry.
@@ -137,6 +138,18 @@ def filter_documents(items: list[Summary], data: dict[str, Any]) -> dict[tuple[s
     return found
 
 
+def citations(entries: list[Any]) -> list[int]:
+    """For each entry (in list order), how many other entries name it among their related ones."""
+    order = {entry.slug: n for n, entry in enumerate(entries)}
+    counts = [0] * len(entries)
+    for entry in entries:
+        for slug in set(entry.related):
+            n = order.get(slug)
+            if n is not None and slug != entry.slug:
+                counts[n] += 1
+    return counts
+
+
 def summary_pack(data: dict[str, Any], encoded: list[bytes] | None = None, *,
                  known: tuple[list[str], list[str], dict[tuple[str, str], list[int]]] | None = None) -> bytes:
     """`_data/summaries.pack` of the data file `data` (`_data/index.json`); `encoded`: its items as JSON, if
@@ -155,5 +168,6 @@ def summary_pack(data: dict[str, Any], encoded: list[bytes] | None = None, *,
     starts = np.cumsum([0, *map(len, docs.values())])
     arrays["docs"] = np.fromiter((d for found in docs.values() for d in found), dtype=np.uint32, count=int(starts[-1]))
     filters = [[name, value, int(start), len(found)] for ((name, value), found), start in zip(docs.items(), starts)]
-    rest = {key: value for key, value in data.items() if key != "items"}
+    arrays["cited"] = np.asarray(data.get("cited") or np.zeros(len(encoded)), dtype=np.uint32)
+    rest = {key: value for key, value in data.items() if key not in ("items", "cited")}
     return write_pack(arrays, {"data": rest, "filters": filters, "count": len(encoded)})

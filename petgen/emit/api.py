@@ -9,7 +9,7 @@ import orjson
 
 from petgen.build.cache import EntryMemo
 from petgen.build.dist import DistWriter, unit_key
-from petgen.build.distpack import SUMMARY_PACK, summary_pack
+from petgen.build.distpack import SUMMARY_PACK, citations, summary_pack
 from petgen.content.bots import runtime_bots
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Category, Entry, Site
@@ -164,6 +164,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "items": fragments,
         "lexicon": kb.lexicon,
         "bots": runtime_bots(kb.bots),
+        "cited": citations(kb.entries),  # per entry, how many others name it as related (petgen/build/distpack.py)
     }
     writer.add_file(None, DATA_FILE, encode(data), "application/json")
     # What `filter_documents` finds in the data file, from the filters (an entry lists a value once).

@@ -100,6 +100,14 @@ class Dist:
         return self.mask("category", "klassiker").astype(np.float64)
 
     @cached_property
+    def cited_share(self) -> np.ndarray:
+        """Per document, 0..1: how many other entries name it as related, on a log scale against the most named
+        (a sign of how common a name is: Schatz, Maus, Bär)."""
+        cited = np.log1p(self.items.cited.astype(np.float64))
+        top = float(cited.max()) if len(cited) else 0.0
+        return cited / top if top > 0 else cited
+
+    @cached_property
     def docs_by_title(self) -> dict[str, list[int]]:
         """Entry titles as folded words (`Honey Bunny` → `honey bunny`) -> their documents."""
         found: dict[str, list[int]] = {}

@@ -33,6 +33,8 @@ class Summaries(Sequence[Summary]):
         self.ends = typed(pack, "ends", "Q")
         self.slug_list = Strings(pack, "slugs")
         self.title_list = Strings(pack, "titles")
+        # how many other entries name each as related (a build before this field: none)
+        self.cited = pack["cited"] if "cited" in pack.places else np.zeros(len(self.ends), dtype=np.uint32)
         docs = pack["docs"]
         self.docs: dict[Key, np.ndarray] = {(name, value): docs[start:start + count]
                                             for name, value, start, count in pack.meta["filters"]}

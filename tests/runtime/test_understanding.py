@@ -384,6 +384,17 @@ def test_a_trait_phrase_matches_across_words_that_only_stress_it(dist: Dist) -> 
     assert {"Babbelsche", "Quatschkopf"} <= {h.title for h in talks.hits}
 
 
+def test_names_other_entries_name_most_come_first_among_equals(dist: Dist) -> None:
+    """How often other entries name an entry as related is a sign of how common it is: among the classics,
+    equal by every other measure, the most named come first."""
+    cited = Counter(slug for doc in range(len(dist.items)) for slug in set(_entry(dist, doc)["related"]))
+    assert dist.items.cited.tolist() == [cited.get(slug, 0) for slug in dist.items.slugs()]
+    found = answer("klassische Kosenamen", dist, 5)
+    counts = [int(dist.items.cited[h.doc]) for h in found.hits]
+    classics = [doc for doc in range(len(dist.items)) if "klassiker" in dist.items[doc]["categories"]]
+    assert counts[0] == max(int(dist.items.cited[doc]) for doc in classics), [h.title for h in found.hits]
+
+
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
     both = answer("ohne Tiere und Blumen", dist, 10)
     assert both.meaning.summary()["not"] == ["tiere", "natur"]
