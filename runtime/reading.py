@@ -116,6 +116,10 @@ _NOISE = {"der", "die", "das", "the", *NAME_WORDS}  # around the name asked abou
 QUALITY = frozenset({"schon", "schone", "schoner", "schones", "schonen", "gut", "gute", "guter", "gutes", "guten",
                      "toll", "tolle", "toller", "tolles", "tollen", "nett", "nette", "netter", "nettes", "netten",
                      "passend", "passende", "passender", "passendes", "passenden", "beautiful", "nice", "good"})
+# … and words that say the names should be sweet: with the rest of the question asking for something, they only boost
+# the names that say them (a topic: "süße Spitznamen mit M für meine Freundin" keeps its letter)
+SWEET = frozenset({"suss", "susse", "susser", "susses", "sussen", "niedlich", "niedliche", "niedlicher", "niedlichen",
+                   "lieb", "liebe", "lieben", "sweet", "cute", "lovely", "adorable"})
 
 
 @dataclass
@@ -306,20 +310,27 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
     if UNUSUAL.intersection(tokens):
         result.excluded.append(("category", CLASSICS))
         tokens = [t for t in tokens if t not in UNUSUAL]
-    quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY and tokens[i + 1] in NAME_WORDS]
+    quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY | SWEET and tokens[i + 1] in NAME_WORDS]
     if quality:  # "ein schöner Kosename für meine Mama": read without "schöner" when the rest asks for something
         rest = _read([t for i, t in enumerate(tokens) if i not in quality], lexicon, titles, aliases, known,
                      replace(result, intents={k: list(v) for k, v in result.intents.items()}))
         if rest.words or rest.intents:
             for i in quality:
-                rest.ignore(tokens[i])
+                if tokens[i] in SWEET:  # as the lexicon translates it ("sweet" → Süße, Süßer)
+                    said = [w for kind, value in _lookup(lexicon, (tokens[i],)) or [] if kind == "translate"
+                            for w in analyze(value)]
+                    rest.topics.append(list(dict.fromkeys(said)) or [tokens[i]])
+                else:
+                    rest.ignore(tokens[i])
             rest.tokens = tokens
             return rest
     found = _read(tokens, lexicon, titles, aliases, known, result)
     found.tokens = tokens
     categories = found.intents.get("category", [])
-    if CLASSICS in categories and len(categories) > 1 and not UNION_CUES.intersection(tokens):
-        categories.remove(CLASSICS)  # "klassische Tiernamen": animal names, the classics first (by their standing)
+    if CLASSICS in categories and (len(categories) > 1 and not UNION_CUES.intersection(tokens) or "region" in found.intents):
+        categories.remove(CLASSICS)  # "klassische Tiernamen": animal names, the classics first (by their standing);
+        if not categories:  # "typisch Berliner": a region's names are seldom classics anywhere
+            del found.intents["category"]
     return found
 
 

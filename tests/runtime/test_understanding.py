@@ -395,6 +395,18 @@ def test_names_other_entries_name_most_come_first_among_equals(dist: Dist) -> No
     assert counts[0] == max(int(dist.items.cited[doc]) for doc in classics), [h.title for h in found.hits]
 
 
+def test_sweet_words_boost_without_outweighing_what_else_is_asked(dist: Dist) -> None:
+    found = answer("süße Spitznamen mit M für meine Freundin", dist, 5)
+    assert found.relaxed == [] and all(h.title.startswith("M") for h in found.hits), [h.title for h in found.hits]
+    assert "Süßer" in [h.title for h in answer("sweet names for my boyfriend", dist, 5).hits]
+
+
+def test_typical_names_of_a_region_are_its_names(dist: Dist) -> None:
+    found = answer("typische bayrische Kosenamen", dist, 5)
+    assert "category" not in found.meaning.summary() and len(found.hits) == 5
+    assert all("bayern-oesterreich" in dist.items[h.doc]["region"] for h in found.hits)
+
+
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
     both = answer("ohne Tiere und Blumen", dist, 10)
     assert both.meaning.summary()["not"] == ["tiere", "natur"]
