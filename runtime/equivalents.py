@@ -71,7 +71,7 @@ POLITE = re.compile(r"(?:[\s,]+(?:bitte|please|danke|thanks|thank you|als\s+kose
 _AROUND = frozenset({"mein", "meine", "meinen", "my", "das", "der", "die", "den", "the", "a", "an", "wort", "word",
                      "kosename", "kosenamen", "name", "spitzname", "nickname", "pet", "begriff", "term"})
 
-_LISTS = frozenset({"kosenamen", "spitznamen", "namen", "names", "nicknames", "woerter", "worter", "words"})
+_LISTS = frozenset({"kosenamen", "spitznamen", "namen", "names", "nicknames", "worter", "words"})  # folded
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,19 @@ from petgen.content.model import EVERY_REGION
 from petgen.content.text import initial
 from petgen.search.index import analyze, stems, words
 
+def folded(vocabulary: set[str]) -> frozenset[str]:
+    """Words as a question's tokens are folded (petgen/search/index.py `words`: "colleague" → "colleagu")."""
+    return frozenset(" ".join(words(w)) for w in vocabulary)
+
+
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
-NEGATIONS = frozenset({"nicht", "nichts", "nix", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "nie",
+NEGATIONS = folded({"nicht", "nichts", "nix", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "nie",
                        "niemals", "statt", "anstatt", "ausser", "not", "no", "nothing", "never", "without", "except",
                        "instead", "dont", "don", "doesnt", "doesn", "isnt", "isn", "arent", "aren", "wont", "won", "non"})  # the next phrase is left out (`Understanding.excluded`)
 OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "different", "alternative", "alternatives"})
 # "ausgefallene Kosenamen", "unusual pet names": not the classics (`excluded`, as "nicht klassisch")
-UNUSUAL = frozenset({"ausgefallen", "ausgefallene", "ausgefallenen", "ausgefallener", "ungewohnlich", "ungewohnliche",
+UNUSUAL = folded({"ausgefallen", "ausgefallene", "ausgefallenen", "ausgefallener", "ungewohnlich", "ungewohnliche",
                      "ungewohnlichen", "originell", "originelle", "originellen", "selten", "seltene", "seltenen",
                      "unusual", "unique", "uncommon", "original", "rare", "creative", "kreativ", "kreative", "kreativen",
                      "besondere", "besonderen", "extravagant", "extravagante", "exotisch", "exotische", "exotic"})
@@ -202,6 +207,22 @@ def _lookup_in_order(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[st
     return actions
 
 
+def _people(question: str, lexicon: Lexicon, titles: frozenset[str]) -> set[str]:
+    """Capitalised words right after a word for whom a name is for ("Freund Tom", "colleague Anna") that are no
+    title and no lexicon word: a person's name (folded)."""
+    raw = RAW_WORD.findall(question)
+    found: set[str] = set()
+    for before, word in zip(raw, raw[1:]):
+        if not word[:1].isupper() or not word[1:].islower():
+            continue
+        folded, previous = " ".join(words(word)), " ".join(words(before))
+        if folded in titles or folded in lexicon.filler or _lookup(lexicon, (folded,)) is not None:
+            continue
+        if any(kind == "relationship" for kind, _ in _lookup(lexicon, (previous,)) or []):
+            found.add(folded)
+    return found
+
+
 def off_topic(tokens: list[str]) -> bool:
     """Whether a question's words ask about something else (`OFF_TOPIC`) and never for names."""
     if NAME_WORDS.intersection(tokens) or ASKS_FOR_NAMES.intersection(tokens):
@@ -307,6 +328,11 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         result.add_intent("length", value)
         said = LENGTHS.get(value, frozenset())  # "knappe, kurze Kosenamen": both words say it
         tokens = [t for i, t in enumerate(tokens) if i not in at and t not in said]
+    people = _people(question, lexicon, titles)
+    if people:  # "meinen Freund Tom", "my colleague Anna": whom it is for, by name; not a word to search
+        for name in people:
+            result.ignore(name)
+        tokens = [t for t in tokens if t not in people]
     if UNUSUAL.intersection(tokens):
         result.excluded.append(("category", CLASSICS))
         tokens = [t for t in tokens if t not in UNUSUAL]

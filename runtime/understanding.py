@@ -23,7 +23,7 @@ from petgen.search.query import HEAD_GROWTH, MATCH, MAX_HEAD, Hit, Source, Weigh
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
-from runtime.reading import CLASSICS, MIN_WORD, NAME_WORDS, Understanding, off_topic, understand
+from runtime.reading import CLASSICS, MIN_WORD, NAME_WORDS, Understanding, folded, off_topic, understand
 
 FLOOR = 0.4  # no answer scores below this
 PLACES = frozenset({"region", "language", "not"})  # intents that a question about something else names as often
@@ -52,7 +52,7 @@ FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bru
 ACQUAINTANCES = frozenset({"nachbar", "nachbarin", "nachbarn", "neighbor", "neighbour", "neighbors", "neighbours",
                            "mitbewohner", "mitbewohnerin", "roommate", "flatmate", "mitschuler", "mitschulerin",
                            "classmate", "lehrer", "lehrerin", "teacher"})
-WORKPLACE = frozenset({"chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
+WORKPLACE = folded({"chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
                        "vorgesetzten", "arbeitskollege", "arbeitskollegin", "arbeitskollegen", "coworker",
                        "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate"})
 AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"))
@@ -143,7 +143,7 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         if meaning.excluded:
             meaning.intents["not"] = [f"{kind}={value}" for kind, value in meaning.excluded]
     if not (meaning.words or meaning.topics or meaning.define) and set(meaning.intents) <= {"not"} \
-            and NAME_WORDS & set(meaning.tokens):
+            and NAME_WORDS & set(meaning.tokens) and ("category", CLASSICS) not in meaning.excluded:
         meaning.add_intent("category", CLASSICS)  # "Kosenamen", "pet names, nothing cheesy": the classics
     if off_topic(meaning.tokens) and set(meaning.intents) <= PLACES:  # "how to train a puppy", "wie alt ist …"
         return Answer(meaning, [], suggestions=[], hint=None)

@@ -407,6 +407,26 @@ def test_typical_names_of_a_region_are_its_names(dist: Dist) -> None:
     assert all("bayern-oesterreich" in dist.items[h.doc]["region"] for h in found.hits)
 
 
+def test_word_lists_are_folded_as_questions_are() -> None:
+    """A question's words are folded ("colleague" → "colleagu"): a word list written otherwise never matches."""
+    import runtime.equivalents
+    import runtime.reading
+    import runtime.understanding
+    for module in (runtime.reading, runtime.understanding, runtime.equivalents):
+        for name, value in vars(module).items():
+            if name.isupper() and isinstance(value, (set, frozenset)) and all(isinstance(w, str) for w in value):
+                assert not [w for w in value if " ".join(words(w)) != w], (module.__name__, name)
+
+
+def test_a_persons_name_after_whom_it_is_for_is_not_searched(dist: Dist) -> None:
+    tom = answer("Kosenamen für meinen Freund Tom", dist, 5)
+    assert "tom" in tom.meaning.ignored and "words" not in tom.meaning.summary()
+    assert tom.meaning.summary()["relationship"] == "partner" and len(tom.hits) == 5
+    anna = answer("what should I call my colleague Anna", dist, 5)
+    assert "anna" in anna.meaning.ignored and "romantisch" in anna.meaning.summary()["not"]
+    assert answer("Kosename für meinen Freund Bär", dist, 5).hits[0].title == "Bär"  # a title is a name asked for
+
+
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
     both = answer("ohne Tiere und Blumen", dist, 10)
     assert both.meaning.summary()["not"] == ["tiere", "natur"]
