@@ -56,6 +56,14 @@ WORKPLACE = folded({"chef", "chefin", "boss", "kollege", "kollegin", "kollegen",
                        "vorgesetzten", "arbeitskollege", "arbeitskollegin", "arbeitskollegen", "coworker",
                        "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate"})
 AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"))
+# An older family member: names only children are given (for children, not for partners or friends) are left out
+# ("nostalgische Kosenamen für den Opa" does not answer Dreikäsehoch).
+ELDERS = folded({"oma", "omi", "opa", "opi", "grandma", "grandpa", "granny", "grandmother", "grandfather", "grossmutter",
+                 "grossvater", "grosseltern", "grandparents", "mama", "mutter", "mom", "mum", "mother", "mami", "mutti",
+                 "papa", "vater", "dad", "father", "papi", "vati", "eltern", "parents", "tante", "aunt", "onkel",
+                 "uncle", "schwiegermutter", "schwiegervater", "schwiegermama", "schwiegerpapa", "stiefmutter",
+                 "stiefvater", "stepmom", "stepdad", "stepmother", "stepfather"})
+FOR_CHILDREN = ("childish", "kind")  # an exclusion: the names for children only (`left_out`)
 NOT_WEIGHT = 0.1  # what leaving something out counts in the score: it filters, it hardly ranks
 BOUNDED_HEAD = 512  # /ask ranks from heads of up to this many documents per long list before scoring every match
 
@@ -100,7 +108,10 @@ def _filter(kind: str, values: list[str], dist: Dist) -> tuple[np.ndarray, Posti
 def left_out(kind: str, value: str, dist: Dist) -> np.ndarray:
     """The entries an exclusion names, as a boolean array: a facet, category or mood value, ("title", word) the
     names whose folded title contains the word ("ohne Maus": Maus, Mausi, Mäuschen, Kuschelmaus), ("begins", word)
-    those whose title starts with it (another family member's names: Schwesterchen, Bruderherz)."""
+    those whose title starts with it (another family member's names: Schwesterchen, Bruderherz), `FOR_CHILDREN` the
+    names given to children only."""
+    if kind == FOR_CHILDREN[0]:  # given to children, and to no partner or friend
+        return dist.mask("relationship", "kind") & ~dist.mask("relationship", "partner") & ~dist.mask("relationship", "freunde")
     if kind not in ("title", "begins"):
         return dist.mask(kind, value)
     return dist.titles_with(value, at_start=kind == "begins")
@@ -133,6 +144,8 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     for member in FAMILY.keys() - asked if asked else ():
         if ("begins", member) not in meaning.excluded and left_out("begins", member, dist).any():
             meaning.excluded.append(("begins", member))
+    if ELDERS & said and FOR_CHILDREN not in meaning.excluded:
+        meaning.excluded.append(FOR_CHILDREN)
     if (WORKPLACE | ACQUAINTANCES) & said:
         meaning.excluded.extend(x for x in AT_WORK if x not in meaning.excluded)
     if meaning.excluded:  # what names no entry is not left out ("ohne xyz"), the rest filters as "not"

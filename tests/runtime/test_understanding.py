@@ -427,6 +427,14 @@ def test_a_persons_name_after_whom_it_is_for_is_not_searched(dist: Dist) -> None
     assert answer("Kosename für meinen Freund Bär", dist, 5).hits[0].title == "Bär"  # a title is a name asked for
 
 
+def test_older_family_members_get_no_names_for_children_only(dist: Dist) -> None:
+    for question in ("nostalgische Kosenamen für den Opa", "Kosenamen für Oma", "names for my dad"):
+        found = answer(question, dist, 10)
+        relations = [set(dist.items[h.doc]["relationship"]) for h in found.hits]
+        assert found.hits and all(r & {"partner", "freunde"} or "kind" not in r for r in relations), question
+    assert "kind" not in answer("Kosename für meine Tochter", dist, 5).meaning.summary().get("not", [])
+
+
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
     both = answer("ohne Tiere und Blumen", dist, 10)
     assert both.meaning.summary()["not"] == ["tiere", "natur"]
