@@ -59,6 +59,8 @@ for _cue in OFF_TOPIC:
     _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
 ASKS_FOR_NAMES = frozenset({"call", "say", "name", "address", "nickname", "pronounce", "spell", "nennen", "sagen", "rufen",
                             "ansprechen", "aussprechen", "ausspricht", "schreiben", "schreibt"})
+COMPARISONS = frozenset({"besser", "better", "lieber", "rather", "eher", "more", "mehr", "which", "welcher", "welches",
+                         "welchen", "sweeter", "cuter", "nicer", "prettier", "funnier", "schoner"})
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
 MAX_PHRASE = 4
 MIN_WORD = 3
@@ -223,6 +225,13 @@ def _people(question: str, lexicon: Lexicon, titles: frozenset[str]) -> set[str]
     return found
 
 
+def compares(tokens: list[str], lexicon: Lexicon) -> bool:
+    """Whether a question compares ("was ist romantischer", "which is sweeter", "besser", "rather"): a comparison
+    word, or a comparative of a lexicon word ("romantischer" of romantisch)."""
+    return bool(COMPARISONS.intersection(tokens)) or any(
+        len(t) > 5 and t.endswith("er") and _lookup(lexicon, (t[:-2],)) for t in tokens)
+
+
 def off_topic(tokens: list[str]) -> bool:
     """Whether a question's words ask about something else (`OFF_TOPIC`) and never for names."""
     if NAME_WORDS.intersection(tokens) or ASKS_FOR_NAMES.intersection(tokens):
@@ -280,6 +289,8 @@ def _definition(question: str, titles: frozenset[str]) -> tuple[str, str] | None
             target_words = [w for w in words(target) if w not in _NOISE]
             if pattern in WEAK_DEFINITION and len(target_words) > 1 and " ".join(target_words) not in titles:
                 continue  # "Was ist der beliebteste Kosename in Deutschland?" asks for names, not a meaning
+            if pattern in WEAK_DEFINITION and UNION_CUES.intersection(words(question)):
+                continue  # "Was ist romantischer, Hase oder Maus?" compares
             if target_words and len(target_words) <= 3:
                 return target, " ".join(target_words)
     return _asked_about(question, titles) if YES_NO.match(question) else None

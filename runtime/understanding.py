@@ -23,7 +23,7 @@ from petgen.search.query import HEAD_GROWTH, MATCH, MAX_HEAD, Hit, Source, Weigh
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
-from runtime.reading import CLASSICS, MIN_WORD, NAME_WORDS, Understanding, folded, off_topic, understand
+from runtime.reading import CLASSICS, MIN_WORD, NAME_WORDS, Understanding, compares, folded, off_topic, understand
 
 FLOOR = 0.4  # no answer scores below this
 PLACES = frozenset({"region", "language", "not"})  # intents that a question about something else names as often
@@ -158,6 +158,8 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     if not (meaning.words or meaning.topics or meaning.define) and set(meaning.intents) <= {"not"} \
             and NAME_WORDS & set(meaning.tokens) and ("category", CLASSICS) not in meaning.excluded:
         meaning.add_intent("category", CLASSICS)  # "Kosenamen", "pet names, nothing cheesy": the classics
+    if sum(g[0] in dist.title_words for g in meaning.words) >= 2 and compares(meaning.tokens, dist.lexicon_index):
+        meaning.soft |= set(meaning.intents) - {"not"}  # "Hase oder Maus – was ist romantischer?": both, first
     if off_topic(meaning.tokens) and set(meaning.intents) <= PLACES:  # "how to train a puppy", "wie alt ist …"
         return Answer(meaning, [], suggestions=[], hint=None)
     found = _rank(meaning, dist, limit)

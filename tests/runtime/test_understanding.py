@@ -435,6 +435,16 @@ def test_older_family_members_get_no_names_for_children_only(dist: Dist) -> None
     assert "kind" not in answer("Kosename für meine Tochter", dist, 5).meaning.summary().get("not", [])
 
 
+@pytest.mark.parametrize("question, names", [
+    ("Hase oder Maus – was ist romantischer?", {"Hase", "Maus"}), ("Was ist romantischer, Hase oder Maus?", {"Hase", "Maus"}),
+    ("Welcher ist frecher: Fratz oder Racker?", {"Fratz", "Racker"}), ("Schatz oder Liebling – was ist besser?", {"Schatz", "Liebling"}),
+])
+def test_a_comparison_answers_the_names_compared_first(dist: Dist, question: str, names: set[str]) -> None:
+    """The mood compared by is not a filter that drops the names asked about: both first, their pages say the rest."""
+    found = answer(question, dist, 5)
+    assert {h.title for h in found.hits[:2]} == names, [h.title for h in found.hits]
+
+
 def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> None:
     both = answer("ohne Tiere und Blumen", dist, 10)
     assert both.meaning.summary()["not"] == ["tiere", "natur"]
