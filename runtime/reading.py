@@ -53,7 +53,8 @@ INSERTS = frozenset({"immer", "oft", "sehr", "so", "ganz", "total", "echt", "wir
 OFF_TOPIC = (("how", "to"), ("how", "long"), ("how", "old"), ("how", "much"), ("how", "many"), ("where", "can"),
              ("where", "to"), ("buy",), ("lyrics",), ("recipe",), ("brands",), ("price",), ("weather",), ("who", "won"),
              ("wie", "alt"), ("wie", "lange"), ("wie", "viel"), ("wie", "viele"), ("wo", "kann"), ("kaufen",),
-             ("rezept",), ("preis",), ("wetter",), ("songtext",), ("wer", "hat"))
+             ("rezept",), ("preis",), ("wetter",), ("songtext",), ("wer", "hat"), ("joke",), ("witz",), ("code",),
+             ("python",), ("javascript",), ("calculate",), ("berechne",), ("rechne",), ("news",), ("nachrichten",))
 _OFF_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
 for _cue in OFF_TOPIC:
     _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
