@@ -136,14 +136,19 @@ def meta(request: AskRequest, dist: Dist, found: Answer) -> dict[str, Any]:
     return {**data, **license_of(dist.site)}
 
 
-def result_item(hit: Hit, dist: Dist) -> dict[str, Any]:
-    return {"@type": "DefinedTerm", "name": hit.title, "url": hit.url, "description": hit.meaning,
+def result_item(hit: Hit, dist: Dist, unmet: list[str] | None = None) -> dict[str, Any]:
+    """One result; `unmet`: the relaxed filters it does not meet, if any."""
+    item = {"@type": "DefinedTerm", "name": hit.title, "url": hit.url, "description": hit.meaning,
             "score": hit.score, "citation": f"{dist.site.name}, {hit.url}", "slug": hit.slug}
+    if unmet:
+        item["relaxed"] = unmet
+    return item
 
 
 def ask_json(request: AskRequest, dist: Dist) -> dict[str, Any]:
     found = answer(request.query, dist, request.limit)
-    return {"_meta": meta(request, dist, found), "result": [result_item(h, dist) for h in found.hits]}
+    return {"_meta": meta(request, dist, found),
+            "result": [result_item(h, dist, found.unmet.get(h.doc)) for h in found.hits]}
 
 
 def sse(event: str, data: Any) -> bytes:
@@ -156,7 +161,7 @@ async def ask_stream(request: AskRequest, dist: Dist) -> AsyncIterator[bytes]:
     found = answer(request.query, dist, request.limit)
     yield sse("start", meta(request, dist, found))
     for hit in found.hits:
-        yield sse("result", result_item(hit, dist))
+        yield sse("result", result_item(hit, dist, found.unmet.get(hit.doc)))
     yield sse("complete", {"result_count": len(found.hits),
                            "elapsed_ms": round((time.perf_counter() - started) * 1000, 2)})
 

@@ -51,7 +51,7 @@ PATTERNS = [re.compile(p, re.IGNORECASE) for p in (
     (rf"^(?:und\s+)?(?:was|wie)\s+(?:hei(?:ß|ss)t|sagt\s+man(?:\s+zu)?|sage\s+ich(?:\s+zu)?|nennt\s+man|übersetzt\s+man)\s+"
     rf"{_X}\s+(?:auf|in|im|ins)\s+{_LANG}{_END}"),
     # "How do you say Schatz in English?", "What is Schatz in English?", "translate Schatz into English"
-    (rf"^(?:how\s+(?:do\s+(?:you|i|we)|would\s+you|to|can\s+i|does\s+one)\s+say|what(?:'s|\s+is)|translate)\s+"
+    (rf"^(?:how\s+(?:do\s+(?:you|i|we)|would\s+you|to|can\s+i|does\s+one)\s+say|what(?:'s|s|\s+is)|translate)\s+"
     rf"{_X}\s+in(?:to)?\s+{_LANG}{_END}"),
     # "Schatz auf Englisch", "sweetheart in German?", "Hase ins Türkische"
     rf"^{_X}\s+(?:auf|in|im|ins|into)\s+{_LANG}{_END}",

@@ -54,11 +54,13 @@ OFF_TOPIC = (("how", "to"), ("how", "long"), ("how", "old"), ("how", "much"), ("
              ("where", "to"), ("buy",), ("lyrics",), ("recipe",), ("brands",), ("price",), ("weather",), ("who", "won"),
              ("wie", "alt"), ("wie", "lange"), ("wie", "viel"), ("wie", "viele"), ("wo", "kann"), ("kaufen",),
              ("rezept",), ("preis",), ("wetter",), ("songtext",), ("wer", "hat"), ("joke",), ("witz",), ("code",),
-             ("python",), ("javascript",), ("calculate",), ("berechne",), ("rechne",), ("news",), ("nachrichten",))
+             ("python",), ("javascript",), ("calculate",), ("berechne",), ("rechne",), ("news",), ("nachrichten",),
+             ("thanks",), ("thank", "you"), ("danke",), ("bye",), ("tschuss",), ("hallo",), ("hello",), ("guten", "morgen"),
+             ("good", "morning"), ("how", "are", "you"), ("wie", "geht"), ("symptoms",), ("symptome",))
 _OFF_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
 for _cue in OFF_TOPIC:
     _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
-ASKS_FOR_NAMES = frozenset({"call", "say", "name", "address", "nickname", "pronounce", "spell", "nennen", "sagen", "rufen",
+ASKS_FOR_NAMES = frozenset({"call", "name", "address", "nickname", "pronounce", "spell", "nennen", "rufen",
                             "ansprechen", "aussprechen", "ausspricht", "schreiben", "schreibt"})
 COMPARISONS = frozenset({"besser", "better", "lieber", "rather", "eher", "more", "mehr", "which", "welcher", "welches",
                          "welchen", "sweeter", "cuter", "nicer", "prettier", "funnier", "schoner"})
@@ -71,10 +73,10 @@ CLASSICS = "klassiker"  # the category of the classics: its words ("bekannt", "p
 
 # "what does X mean", "was bedeutet X", … — X is the name asked about.
 DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
-    r"\bwhat(?:'s| is| does)?\s+(?:the\s+)?(?:meaning|origin)\s+of\s+(?P<x>.+)",
+    r"\bwhat(?:'s|s| is| does)?\s+(?:the\s+)?(?:meaning|origin)\s+of\s+(?P<x>.+)",
     r"\bwhat\s+does\s+(?P<x>.+?)\s+(?:mean|stand for)\b",
     r"\bwhere\s+does\s+(?P<x>.+?)\s+come\s+from\b",
-    r"(?:^|[.!?]\s+)what\s+is\s+(?:an?\s+)?(?P<x>.+?)\s*\?*$",  # at the start: "…, what is sweeter?" compares
+    r"(?:^|[.!?]\s+)what(?:\s+is|'s|s)\s+(?:an?\s+)?(?P<x>.+?)\s*\?*$",  # at the start: "…, what is sweeter?" compares
     r"\bmeaning\s+of\s+(?P<x>.+)",
     r"\bwas\s+(?:bedeutet|hei(?:ß|ss)t|meint)\s+(?:eigentlich\s+)?(?P<x>.+)",
     r"\bwoher\s+(?:kommt|stammt)\s+(?:eigentlich\s+)?(?P<x>.+)",
@@ -88,6 +90,10 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"\bwie\s+(?:spricht|schreibt)\s+man\s+(?P<x>.+?)(?:\s+aus)?\s*\?*$",
     r"\baussprache\s+(?:von\s+)?(?P<x>.+)",
     r"\bhow\s+old\s+is\s+the\s+(?:pet\s+)?(?:name|word|nickname)\s+(?P<x>.+)",
+    r"\b(?:story|history)\s+(?:behind|of)\s+(?:the\s+(?:pet\s+)?(?:name|nickname)\s+)?(?P<x>.+)",
+    r"\bgeschichte\s+(?:hinter|von|des\s+kosenamens|zu)\s+(?P<x>.+)",
+    r"\bwas\s+versteht\s+man\s+unter\s+(?P<x>.+)",
+    r"^(?P<x>[^–—:,-]+?)\s*[–—:,-]+\s*(?:was\s+(?:hei(?:ß|ss)t|bedeutet|meint)\s+das|what\s+does\s+(?:it|that)\s+mean)\b",
 )]
 # "Ist Spatzl frech?", "Is Knirps a funny name?", "Kann man Schatz zu Kollegen sagen?": a yes-or-no question about a
 # name is answered by that name first (its entry says what it is); the name is the first title in the question.
@@ -102,6 +108,7 @@ LETTER = [re.compile(p, re.IGNORECASE) for p in (
     (r"\b(?:mit|auf)\s+(?:dem\s+|einem\s+)?(?:anfangs)?(?:buchstaben\s+)?[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)"
     r"(?:\s+(?:anfangen|anfängt|beginnen|beginnt|starten|startet)\b)?"),
     r"\b(?:letter|anfangsbuchstaben?|buchstaben?)\s+[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)",
+    r"\bwith\s+(?:an?\s+|the\s+)?[\"'“„]?(?P<x>[a-z])[\"'”“]?(?=[\s?!.,;:]|$)",  # "names with a K"
 )]
 # "kurze Kosenamen", "short pet names", "Spitznamen, die kurz sind", "einsilbige Namen": how long the names are
 # (petgen.content.text.length_class), when the word describes names: before a name word (up to two words
@@ -285,8 +292,8 @@ def _definition(question: str, titles: frozenset[str]) -> tuple[str, str] | None
             target = match.group("x").strip(_TRIM)
             target = re.split(r"\s+(?:eigentlich|genau|überhaupt|actually|exactly)\b", target)[0].strip(_TRIM)
             target = re.split(r"\s+(?:und|and|oder|or|but|aber)\s+|\s*[,;:–—?!]\s*|\s+-\s+", target)[0].strip(_TRIM)
-            if target.lower() in PRONOUNS:  # "… und woher kommt es?": the name came earlier
-                continue
+            if target.lower() in PRONOUNS or target.split()[0].lower() in PRONOUNS - {"der", "die"}:
+                continue  # "… und woher kommt es?", "was heißt das auf Hochdeutsch": the name came earlier
             target_words = [w for w in words(target) if w not in _NOISE]
             if pattern in WEAK_DEFINITION and len(target_words) > 1 and " ".join(target_words) not in titles:
                 continue  # "Was ist der beliebteste Kosename in Deutschland?" asks for names, not a meaning
@@ -324,13 +331,19 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
     for pattern in LETTER:
         match = pattern.search(question)
         if match and not (match.group("x") == "a" and re.match(r"\s+\w", question[match.end():])):  # "with a sweet …"
-            result.add_intent("letter", initial(match.group("x")))
+            negated = bool(NEGATIONS.intersection(words(question[:match.start()])[-2:]))  # "nicht mit S", "not starting"
+            letters = [initial(match.group("x"))]
             end = match.end()
             for more in OTHER_LETTERS.finditer(question, end):  # "mit L oder M", "with A, B or C": any of them
                 if more.start() != end:
                     break
-                result.add_intent("letter", initial(more.group("x")))
+                letters.append(initial(more.group("x")))
                 end = more.end()
+            for letter in letters:
+                if negated:
+                    result.excluded.append(("letter", letter))
+                else:
+                    result.add_intent("letter", letter)
             question = question[:match.start()] + " " + question[end:]
             break
     tokens = words(question)

@@ -41,8 +41,10 @@ RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "re
 # Family members whose names say whom they are for (Schwesterchen, Bruderherz): a question about another member
 # leaves them out ("Kosename für meine Mama" does not answer Schwesterchen).
 FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bruder", "brother", "bruderchen"},
-          "mama": {"mama", "mutter", "mom", "mum", "mother", "mami", "mutti", "schwiegermutter", "schwiegermama"},
-          "papa": {"papa", "vater", "dad", "father", "papi", "vati", "schwiegervater", "schwiegerpapa"},
+          "mama": {"mama", "mutter", "mom", "mum", "mother", "mami", "mutti", "schwiegermutter", "schwiegermama",
+                   "stiefmutter", "stepmom", "stepmother"},
+          "papa": {"papa", "vater", "dad", "father", "papi", "vati", "schwiegervater", "schwiegerpapa", "stiefvater",
+                   "stepdad", "stepfather"},
           "oma": {"oma", "omi", "grandma", "granny", "grandmother", "grossmutter"},
           "opa": {"opa", "opi", "grandpa", "grandfather", "grossvater"},
           "tochter": {"tochter", "daughter"}, "sohn": {"sohn", "son"}, "tante": {"tante", "aunt"},
@@ -79,6 +81,7 @@ class Answer:
     relaxed: list[str] = field(default_factory=list)
     suggestions: list[Hit] = field(default_factory=list)
     hint: str | None = None  # why the result is empty, when the general hint would not say
+    unmet: dict[int, list[str]] = field(default_factory=dict)  # document -> the relaxed filters it does not meet
 
 
 def satisfaction(kind: str, values: list[str], dist: Dist) -> np.ndarray:
@@ -169,7 +172,19 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         return Answer(meaning, [], suggestions=dist.search.suggest(question), hint=recipient_hint(meaning))
     hits, relaxed = descending(found[0]), found[1]
     suggestions = dist.search.suggest(meaning.define or question) if not hits else []
-    return Answer(meaning, hits, relaxed, suggestions, hint=None if hits else recipient_hint(meaning))
+    return Answer(meaning, hits, relaxed, suggestions, hint=None if hits else recipient_hint(meaning),
+                  unmet=unmet(meaning, relaxed, hits, dist))
+
+
+def unmet(meaning: Understanding, relaxed: list[str], hits: list[Hit], dist: Dist) -> dict[int, list[str]]:
+    """For each hit that does not meet every filter, the relaxed filters it does not meet (in `relaxed` order)."""
+    filters = [(kind, satisfaction(kind, meaning.intents[kind], dist)) for kind in relaxed if kind in meaning.intents]
+    found: dict[int, list[str]] = {}
+    for hit in hits:
+        missed = [kind for kind, met in filters if met[hit.doc] == 0]
+        if missed:
+            found[hit.doc] = missed
+    return found
 
 
 def descending(hits: list[Hit]) -> list[Hit]:
@@ -236,13 +251,10 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
                     meaning.ignore(label)
                     unknown += 1
             labelled = strong
-    # a word matched only as a typo of another ("hasse" → Hase, "bake" → Babe) counts half as known
-    known = sum(1.0 if max(match for _, match, _ in sources) > MATCH["typo1"] else 0.5
-                for _, sources, w in labelled if w == 1.0)
-    if meaning.define is None and unknown and (unknown > known if not meaning.intents else unknown >= known and (
-            set(meaning.intents) <= PLACES and not NAME_WORDS & set(meaning.tokens))):
-        # mostly words no entry has ("wie alt ist Angela Merkel"), or as many beside a place alone ("Wetter morgen
-        # in Berlin", "weather in Vienna"): not a question about pet names
+    # a word matched only as a typo of another or the start of one ("hasse" → Hase, "spät" → Spatz) counts half
+    known = sum(1.0 if any(index.matches_exactly(word) for word in _words_of(label, meaning)) else 0.5
+                for label, _, w in labelled if w == 1.0)
+    if meaning.define is None and unknown and _not_about_names(meaning, unknown, known):
         return None
     intent_weight = {k: SOFT_WEIGHT if k in meaning.soft else NOT_WEIGHT if k == "not" else INTENT_WEIGHT
                      for k in meaning.intents}
@@ -252,6 +264,23 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
     ranking = Ranking(meaning, dist, [(sources, w) for _, sources, w in labelled], intent_weight, weight)
     found = ranking.bounded(limit) if meaning.define is None else None
     return found if found is not None else ranking.everything(limit)
+
+
+def _words_of(label: str, meaning: Understanding) -> list[str]:
+    """The words of the word group `label` names (its first word)."""
+    return next((g for g in meaning.words if g[0] == label), [label])
+
+
+def _not_about_names(meaning: Understanding, unknown: int, known: float) -> bool:
+    """Mostly words no entry has ("wie alt ist Angela Merkel"); as many beside a place alone ("Wetter morgen in
+    Berlin", "weather in Vienna"); or two or more beside a mood or category alone ("Mein Auto macht komische
+    Geräusche"), with no word asking for names: not a question about pet names."""
+    if not meaning.intents:
+        return unknown > known
+    if NAME_WORDS & set(meaning.tokens):
+        return False
+    kinds = set(meaning.intents)
+    return unknown >= known and (kinds <= PLACES or (kinds <= PLACES | {"category", "mood"} and unknown >= 2))
 
 
 def _best(sources: list[Source]) -> float:

@@ -173,14 +173,14 @@ DEFS["AskUnderstood"] = _object({
             "description": "what the answer leaves out (\"ohne Tiere\", \"nicht Schatz\"): category, mood or facet "
             "slugs, or words (the names whose titles contain them)"},
 }, [], description="What the question was read as; only what was found is present.")
+RELAXABLE = ["and", "length", "mood", "category", "language", "region", "gender", "relationship", "letter", "not"]
 DEFS["AskMeta"] = _object({
     "response_type": {"const": "Answer"}, "version": TEXT, "site": SLUG, "query": TEXT,
     "result_count": {"type": "integer", "minimum": 0},
     "understood": {"$ref": "#/$defs/AskUnderstood"},
     "ignored": {"type": "array", "items": TEXT,
                 "description": "words of the question that played no part: filler, one or two letters, no match"},
-    "relaxed": {"type": "array", "items": {"enum": ["and", "length", "mood", "category", "language", "region", "gender",
-                                                    "relationship", "letter", "not"]},
+    "relaxed": {"type": "array", "items": {"enum": RELAXABLE},
                 "description": "filters dropped, in this order, because fewer than `limit` entries met them all"},
     "hint": {**TEXT, "description": "only with an empty result: how to ask so that there is an answer"},
     "did_you_mean": {"type": "array", "items": TEXT, "maxItems": 5,
@@ -190,6 +190,9 @@ DEFS["AskMeta"] = _object({
 DEFS["AskResult"] = _object({
     "@type": {"const": "DefinedTerm"}, "name": TEXT, "url": URL, "description": TEXT,
     "score": SCORE, "citation": TEXT, "slug": SLUG,
+    "relaxed": {"type": "array", "items": {"enum": RELAXABLE[1:]}, "minItems": 1,
+                "description": "only on an entry that does not meet every filter: the filters of `_meta.relaxed` it "
+                               "does not meet (it fills up a list the entries meeting them all leave short)"},
 }, ["@type", "name", "url", "description", "score", "citation"])
 DEFS["AskResponse"] = _object({
     "_meta": {"$ref": "#/$defs/AskMeta"},

@@ -137,6 +137,13 @@ class SearchIndex:
 
         return cls(Pack(pack_index(index)))
 
+    def matches_exactly(self, word: str) -> bool:
+        """Whether `word` matches some entry as itself, by stem or as a compound part (not only as a prefix or typo)."""
+        terms = self.arrays.terms
+        if self._posting(WORD, terms.find(word)) is not None or self._posting(PART, terms.find(word)) is not None:
+            return True
+        return any(self._posting(STEM, terms.find(stem)) is not None for stem in stems(word))
+
     def knows(self, word: str) -> bool:
         """Whether `word` is a word of some entry (not only a stem or a compound part)."""
         return self._posting(WORD, self.arrays.terms.find(word)) is not None

@@ -519,6 +519,19 @@ def test_relaxation_in_the_documented_order(dist: Dist) -> None:
     assert answer("romantic french names", dist, 2).relaxed == []
 
 
+def test_each_result_names_the_filters_it_does_not_meet(make_client, dist: Dist) -> None:  # type: ignore[no-untyped-def]
+    """An entry that fills up a list after the relaxed filter says which filters it misses; the others say nothing."""
+    client: TestClient = make_client(dist.root, rate_limit=0)
+    body = client.post("/ask", json={"query": "romantic french names", "limit": 5}).json()
+    ASK.validate(body)
+    assert body["_meta"]["relaxed"] == ["language"]
+    french = [item for item in body["result"] if "relaxed" not in item]
+    assert len(french) == 2 and body["result"][:2] == french
+    for item in body["result"][2:]:
+        assert item["relaxed"] == ["language"]
+        assert dist.items[dist.docs_by_title[" ".join(words(item["name"]))][0]]["language"] != "franzoesisch"
+
+
 @pytest.mark.parametrize("noise", ["Wetter morgen in Berlin", "Hauptstadt von Bayern", "weather in Vienna tomorrow",
                                    "Fußball in München", "italienisches Restaurant"])
 def test_a_place_beside_words_no_entry_has_is_noise(dist: Dist, noise: str) -> None:
