@@ -56,7 +56,8 @@ OFF_TOPIC = (("how", "to"), ("how", "long"), ("how", "old"), ("how", "much"), ("
              ("rezept",), ("preis",), ("wetter",), ("songtext",), ("wer", "hat"), ("joke",), ("witz",), ("code",),
              ("python",), ("javascript",), ("calculate",), ("berechne",), ("rechne",), ("news",), ("nachrichten",),
              ("thanks",), ("thank", "you"), ("danke",), ("bye",), ("tschuss",), ("hallo",), ("hello",), ("guten", "morgen"),
-             ("good", "morning"), ("how", "are", "you"), ("wie", "geht"), ("symptoms",), ("symptome",))
+             ("good", "morning"), ("how", "are", "you"), ("wie", "geht"), ("symptoms",), ("symptome",), ("gedicht",),
+             ("poem",), ("essay",), ("aufsatz",))
 _OFF_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
 for _cue in OFF_TOPIC:
     _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
@@ -86,7 +87,7 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"\berz(?:ä|ae)hle?\s+(?:mir\s+)?(?:bitte\s+)?(?:etwas|was|mehr|alles)?\s*(?:über|ueber|zu|von)\s+(?P<x>.+)",
     r"\btell\s+me\s+(?:something\s+|more\s+|everything\s+)?about\s+(?P<x>.+)",
     r"\bwie\s+alt\s+ist\s+(?:der\s+kosename\s+|der\s+name\s+|das\s+wort\s+)(?P<x>.+)",
-    r"\bhow\s+(?:do\s+(?:you|i)\s+|to\s+)(?:pronounce|spell)\s+(?P<x>.+)",
+    r"\bhow\s+(?:do\s+(?:you|i)\s+|to\s+)(?:pronounce|spell|say)\s+(?P<x>.+)",
     r"\bwie\s+(?:spricht|schreibt)\s+man\s+(?P<x>.+?)(?:\s+aus)?\s*\?*$",
     r"\baussprache\s+(?:von\s+)?(?P<x>.+)",
     r"\bhow\s+old\s+is\s+the\s+(?:pet\s+)?(?:name|word|nickname)\s+(?P<x>.+)",
@@ -411,10 +412,10 @@ def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
     for i, token in enumerate(tokens):
         if token in SYLLABLES:
             return (i,), SYLLABLES[token]
-        if token in ("syllable", "silbe") and i and tokens[i - 1] in ("one", "single", "einer"):  # "one-syllable"
-            return (i - 1, i), "einsilbig"
-        if token in ("syllables", "silben") and i and tokens[i - 1] in ("two", "zwei"):  # "mit zwei Silben"
-            return (i - 1, i), "kurz"
+        if token in ("syllable", "silbe", "syllables", "silben") and i and tokens[i - 1] in ("one", "single", "einer", "1"):
+            return (i - 1, i), "einsilbig"  # "one-syllable", "1 syllable"
+        if token in ("syllable", "syllables", "silben") and i and tokens[i - 1] in ("two", "zwei", "2"):
+            return (i - 1, i), "kurz"  # "mit zwei Silben", "1-2 syllable"
         value = next((v for v, said in LENGTHS.items() if token in said), None)
         if value is None:
             continue

@@ -54,7 +54,7 @@ FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bru
 ACQUAINTANCES = frozenset({"nachbar", "nachbarin", "nachbarn", "neighbor", "neighbour", "neighbors", "neighbours",
                            "mitbewohner", "mitbewohnerin", "roommate", "flatmate", "mitschuler", "mitschulerin",
                            "classmate", "lehrer", "lehrerin", "teacher"})
-WORKPLACE = folded({"chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
+WORKPLACE = folded({"buro", "office", "work", "arbeit", "team", "chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
                        "vorgesetzten", "arbeitskollege", "arbeitskollegin", "arbeitskollegen", "coworker",
                        "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate"})
 AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"))
@@ -65,7 +65,8 @@ ELDERS = folded({"oma", "omi", "opa", "opi", "grandma", "grandpa", "granny", "gr
                  "papa", "vater", "dad", "father", "papi", "vati", "eltern", "parents", "tante", "aunt", "onkel",
                  "uncle", "schwiegermutter", "schwiegervater", "schwiegermama", "schwiegerpapa", "stiefmutter",
                  "stiefvater", "stepmom", "stepdad", "stepmother", "stepfather"})
-FOR_CHILDREN = ("childish", "kind")  # an exclusion: the names for children only (`left_out`)
+FOR_CHILDREN = ("childish", "kind")  # an exclusion: the names for children only (`left_out`) …
+YOUNG = ("klein", "jung", "madl", "deern", "baby", "bub")  # … and the names whose title says young or little
 NOT_WEIGHT = 0.1  # what leaving something out counts in the score: it filters, it hardly ranks
 BOUNDED_HEAD = 512  # /ask ranks from heads of up to this many documents per long list before scoring every match
 
@@ -149,6 +150,7 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
             meaning.excluded.append(("begins", member))
     if ELDERS & said and FOR_CHILDREN not in meaning.excluded:
         meaning.excluded.append(FOR_CHILDREN)
+        meaning.excluded.extend(("title", word) for word in YOUNG if ("title", word) not in meaning.excluded)
     if (WORKPLACE | ACQUAINTANCES) & said:
         meaning.excluded.extend(x for x in AT_WORK if x not in meaning.excluded)
     if meaning.excluded:  # what names no entry is not left out ("ohne xyz"), the rest filters as "not"

@@ -433,6 +433,15 @@ def test_older_family_members_get_no_names_for_children_only(dist: Dist) -> None
         relations = [set(dist.items[h.doc]["relationship"]) for h in found.hits]
         assert found.hits and all(r & {"partner", "freunde"} or "kind" not in r for r in relations), question
     assert "kind" not in answer("Kosename für meine Tochter", dist, 5).meaning.summary().get("not", [])
+    opa = answer("kosenamen für meinen opa", dist, 10)  # nor names whose title says little or young
+    assert opa.hits and not any(w in " ".join(words(h.title)) for h in opa.hits for w in ("klein", "jung", "madl")), \
+        [h.title for h in opa.hits]
+
+
+def test_work_words_and_syllable_counts(dist: Dist) -> None:
+    work = answer("a name for the guy at work i get along with", dist, 10)
+    assert "romantisch" in work.meaning.summary()["not"] and work.meaning.summary()["gender"] == "ihn"
+    assert read("quick 1-2 syllable names to text my bf", dist)["length"] == ["kurz"]
 
 
 @pytest.mark.parametrize("question, names", [
