@@ -154,18 +154,36 @@ class TreeWriter(DistWriter):
     def reuse(self, routes: Routes, files: dict[str, str] | None = None) -> None:
         """Take over routes and files (by default: the routes' files) that the last build wrote into the live
         tree: kept where this tree holds the same bytes, else linked from the live tree."""
-        for route, info in routes.items():
-            self._route(route, info["file"], info["etag"], info["type"], hashed=info["hashed"],
-                        headers=info.get("headers"))
-        for rel, etag in (files if files is not None else {i["file"]: i["etag"] for i in routes.values()}).items():
-            if rel in self.written:
+        self.reuse_all([routes], files)
+
+    def reuse_all(self, groups: list[Routes], files: dict[str, str] | None = None) -> None:
+        """`reuse` of several groups of routes (each entry's, say) at once: their records are taken as they are
+        (the last build's, which nothing changes), not copied one by one."""
+        own = self.routes
+        count = len(own)
+        for routes in groups:
+            own.update(routes)
+            count += len(routes)
+        if len(own) != count:
+            raise ValueError("a route emitted twice")
+        if self._recording is not None:
+            for routes in groups:
+                self._recording[0].update(routes)
+        if files is None:
+            files = {info["file"]: info["etag"] for routes in groups for info in routes.values()}
+        written, present = self.written, self.present
+        recording = self._recording[1] if self._recording is not None else None
+        for rel, etag in files.items():
+            if rel in written:
                 continue
-            self._wrote(rel, etag)
-            if self.present.get(rel) == etag:
+            written[rel] = etag
+            if recording is not None:
+                recording[rel] = etag
+            if present.get(rel) == etag:
                 continue
             assert self.source is not None
             path = os.path.join(self.root, rel)
-            if rel in self.present:
+            if rel in present:
                 os.unlink(path)
             else:
                 self._mkdir(os.path.dirname(rel))

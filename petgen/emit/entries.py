@@ -54,8 +54,10 @@ def _emit_into(shared: Shared, task: Packed) -> Result:
     return writer.routes, writer.written, emitted
 
 
-def _emit_chunk(task: Packed, site: Site, pages: PageRenderer, pages_dir: Path | None, writer: DistWriter) -> int:
-    """Write the entries of one chunk; take their pages from the page cache where nothing changed."""
+def _emit_chunk(task: Packed, site: Site, pages: PageRenderer, pages_dir: Path | None, writer: DistWriter,
+                only: set[str] | None = None) -> int:
+    """Write the entries of one chunk (`only` those of these keys, if given); take their pages from the page cache
+    where nothing changed."""
     name, blob, keys = task
     cached: dict[str, tuple[str, bytes]] = {}
     if pages_dir is not None:
@@ -63,10 +65,11 @@ def _emit_chunk(task: Packed, site: Site, pages: PageRenderer, pages_dir: Path |
             cached = pickle.loads(read_file(pages_dir / name))
         except Exception:  # noqa: BLE001 - missing or damaged: render the pages again
             cached = {}
-    fresh: dict[str, tuple[str, bytes]] = {}
+    # The pages of the entries not written here stay in the page cache as they were.
+    fresh: dict[str, tuple[str, bytes]] = {} if only is None else {k: v for k, v in cached.items() if k not in only}
     emitted = 0
     for key, entry, _ in pickle.loads(blob):
-        if key not in keys or entry is None:
+        if key not in keys or entry is None or (only is not None and key not in only):
             continue
         emit_name(entry, site, writer)
         emitted += 1
@@ -95,18 +98,14 @@ def entry_routes(slug: str, routes: dict[str, dict]) -> dict[str, dict]:
 
 def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRenderer, keys: dict[str, str],
                          before: dict[str, tuple[str, dict[str, dict]]]) -> None:
-    """Write the JSON and page of each entry whose key differs from the one it was last built with (by its
+    """Write the JSON and page of each entry whose key differs from the one it was last built with (from its
     chunk, with the page cache); take the others' files over from the live tree."""
     changed = {kb.keys[slug] for slug, key in keys.items() if before.get(slug, ("",))[0] != key}
     pages_dir = _prepare_page_cache(kb, pages)
-    done: set[str] = set()
     for task in kb.packed:
         if not changed.isdisjoint(task[2]):
-            _emit_chunk(task, kb.site, pages, pages_dir, writer)
-            done |= task[2]
-    for slug, key in kb.keys.items():
-        if key not in done:
-            writer.reuse(before[slug][1])
+            _emit_chunk(task, kb.site, pages, pages_dir, writer, only=changed)
+    writer.reuse_all([before[slug][1] for slug, key in kb.keys.items() if key not in changed])
 
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
