@@ -9,17 +9,18 @@
 
 from __future__ import annotations
 
+from functools import cache, partial
 from typing import Any
 
 import orjson
 
-from petgen.build.dist import TEXT, DistWriter
+from petgen.build.dist import TEXT, DistWriter, unit_key
 from petgen.content.bots import directory
 from petgen.content.kb import KnowledgeBase
 from petgen.contract import mcp as mcpspec
 from petgen.emit.guide import emit_docs
 from petgen.emit.llms import corpus_markdown, llms_txt
-from petgen.emit.openapi import openapi_document
+from petgen.emit.openapi import openapi_document, openapi_examples
 
 CATALOG_PROFILE = "https://www.rfc-editor.org/info/rfc9727"
 LINKSET = f'application/linkset+json; profile="{CATALOG_PROFILE}"'
@@ -94,10 +95,12 @@ def robots_txt(base: str) -> str:
 def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Write the OpenAPI document, its HTML rendering and every discovery document."""
     base = kb.site.base_url
-    document = openapi_document(kb)
-    encoded = _json(document)
-    writer.add_file("/openapi.json", "openapi.json", encoded, JSON)
-    emit_docs(kb, writer, document, encoded)
+    # The OpenAPI document and /docs are units keyed by the entries the document shows (its examples) and how
+    # many there are; the rest of what they are made from (site, taxonomy, code) is the writer's context.
+    key = unit_key(str(len(kb.entries)), *(f"{e.slug}\0{kb.keys.get(e.slug, '')}" for e in openapi_examples(kb)))
+    document = cache(partial(openapi_document, kb))
+    writer.unit("openapi", key, lambda: writer.add_file("/openapi.json", "openapi.json", _json(document()), JSON))
+    emit_docs(kb, writer, key, document)
 
     catalog_link = f'<{base}/.well-known/api-catalog>; rel="api-catalog"'
     writer.add_file("/.well-known/api-catalog", ".well-known/api-catalog", _json(api_catalog(base)), LINKSET,

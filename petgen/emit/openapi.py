@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from petgen.content.kb import KnowledgeBase
+from petgen.content.model import Entry
 from petgen.contract import limits as L
 from petgen.contract import mcp as mcpspec
 from petgen.contract.errors import ERROR_CODES
@@ -188,8 +189,15 @@ def _param(name: str, where: str, schema: dict[str, Any], description: str, requ
     return param
 
 
+def openapi_examples(kb: KnowledgeBase) -> list[Entry]:
+    """The entries the document shows: the example name (Bärchen, else the first), the first category's first two."""
+    example = kb.by_slug.get("baerchen") or (kb.entries[0] if kb.entries else None)
+    return ([example] if example else []) + (kb.in_category(kb.categories[0].slug)[:2] if kb.categories else [])
+
+
 def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
-    """Every operation of the API with parameters, bounds, responses, headers and real examples."""
+    """Every operation of the API with parameters, bounds, responses, headers and real examples (the entries of
+    `openapi_examples` and the number of entries; nothing else of the entries)."""
     site = kb.site
     example_entry = kb.by_slug.get("baerchen") or (kb.entries[0] if kb.entries else None)
     example_name = name_resource(example_entry, site) if example_entry else None

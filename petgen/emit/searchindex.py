@@ -31,6 +31,10 @@ from petgen.search.stored import ENGINE_ROUTE
 INDEX_ROUTE = "/search/index.json"
 SEARCH_UNIT = "search"
 DOCS_PER_FILE = 64  # documents per document file
+# The index kept in the cache (some 15 MB at 10,000 entries) is saved again only when it was built whole or more
+# documents than this changed since it was saved: until then each build updates the same one (`update.update`
+# makes the index of the new documents from any earlier one, so the result is the same).
+KEEP_STATE = 16
 
 
 def documents(kb: KnowledgeBase) -> list[Document]:
@@ -106,10 +110,14 @@ def emit_search_index(kb: KnowledgeBase | None, writer: DistWriter, docs: Sequen
     writer.unit(SEARCH_UNIT, search_key(found), lambda: _emit_index(docs, found, writer, state, updated))
 
 
-def updated_state(path: Path | None, docs: Sequence[Document], found: list[bytes]) -> update.IndexState | None:
-    """The last build's index (kept at `path`) updated to `docs`, if it can be (else None: build it whole)."""
+def updated_state(path: Path | None, docs: Sequence[Document], found: list[bytes]) -> tuple[update.IndexState, int] | None:
+    """The index kept at `path` updated to `docs`, with the number of documents that changed, if it can be (else
+    None: build it whole)."""
     state = load_state(path)
-    return state if state is not None and update.update(state, docs, found, encode) else None
+    if state is None:
+        return None
+    changed = sum(1 for old, new in zip(state.digests, found) if old != new)
+    return (state, changed) if update.update(state, docs, found, encode) else None
 
 
 def load_state(path: Path | None) -> update.IndexState | None:
@@ -131,7 +139,8 @@ def save_state(path: Path | None, state: update.IndexState) -> None:
 
 def _emit_index(docs: Sequence[Document], found: list[bytes], writer: DistWriter, path: Path | None,
                 state: update.IndexState | None) -> None:
-    state = state or updated_state(path, docs, found) or update.build(docs, encode, found)
+    made = updated_state(path, docs, found) if state is None else None
+    state = made[0] if made is not None else state or update.build(docs, encode, found)
     engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", state.pack(), "application/octet-stream", "bin")
     shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", data) for key, data in state.shards.items()}
     ordered: list[list[str]] = [[]] * len(state.order)
@@ -152,4 +161,5 @@ def _emit_index(docs: Sequence[Document], found: list[bytes], writer: DistWriter
         "engine": engine,
     }
     writer.add_file(INDEX_ROUTE, "search/index.json", encode(manifest), "application/json; charset=utf-8")
-    save_state(path, state)
+    if made is None or made[1] > KEEP_STATE:
+        save_state(path, state)
