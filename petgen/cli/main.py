@@ -122,7 +122,7 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     bar = None
-    if click.get_text_stream("stderr").isatty():  # a progress bar (the files counted only for it)
+    if sys.stderr.isatty():  # a progress bar (the files counted only for it)
         count = len(entry_files(content_dir)) if content_dir.is_dir() else 0
         if count >= PROGRESS_FROM:
             bar = click.progressbar(length=2 * count, label="Building", file=click.get_text_stream("stderr"))
