@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import os
 from functools import cache, partial
 from typing import Any
 
@@ -19,7 +20,7 @@ from petgen.content.bots import directory
 from petgen.content.kb import KnowledgeBase
 from petgen.contract import mcp as mcpspec
 from petgen.emit.guide import emit_docs
-from petgen.emit.llms import corpus_markdown, llms_txt
+from petgen.emit.llms import corpus_markdown, llms_txt, save_index
 from petgen.emit.openapi import openapi_document, openapi_examples
 
 CATALOG_PROFILE = "https://www.rfc-editor.org/info/rfc9727"
@@ -113,5 +114,9 @@ def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
     writer.add_file("/.well-known/http-message-signatures-directory",
                     ".well-known/http-message-signatures-directory", _json(directory(kb.bots)), SIGNATURES_DIRECTORY)
     writer.add_file("/llms.txt", "llms.txt", llms_txt(kb).encode(), TEXT.replace("plain", "markdown"))
-    writer.add_file("/llms-full.txt", "llms-full.txt", corpus_markdown(kb), TEXT.replace("plain", "markdown"))
+    # The last build's llms-full.txt (in the live tree, which a `TreeWriter` reads from) gives the unchanged sections.
+    source = getattr(writer, "source", None)
+    corpus, keys, bounds = corpus_markdown(kb, os.path.join(source, "llms-full.txt") if source is not None else None)
+    writer.add_file("/llms-full.txt", "llms-full.txt", corpus, TEXT.replace("plain", "markdown"))
+    save_index(kb, os.path.join(writer.root, "llms-full.txt"), keys, bounds)
     writer.add_file("/robots.txt", "robots.txt", robots_txt(base).encode(), TEXT)

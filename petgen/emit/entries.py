@@ -116,9 +116,9 @@ def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRende
     changed = {kb.keys[slug] for slug, key in keys.items() if before.get(slug, ("",))[0] != key}
     pages_dir = _prepare_page_cache(kb, pages)
     for task in kb.packed:
-        if not changed.isdisjoint(task[2]):
-            if _emit_chunk(task, kb.site, pages, pages_dir, writer, only=changed) == DAMAGED:
-                _emit_chunk(_repacked(kb, task), kb.site, pages, pages_dir, writer, only=changed)
+        if (not changed.isdisjoint(task[2])
+                and _emit_chunk(task, kb.site, pages, pages_dir, writer, only=changed) == DAMAGED):
+            _emit_chunk(_repacked(kb, task), kb.site, pages, pages_dir, writer, only=changed)
     writer.reuse_all([before[slug][1] for slug, key in kb.keys.items() if key not in changed])
 
 

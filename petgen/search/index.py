@@ -20,10 +20,10 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass
-from itertools import chain
-from functools import lru_cache
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 import numpy as np
