@@ -18,10 +18,10 @@ import orjson
 from petgen.build.dist import TEXT, DistWriter, unit_key
 from petgen.content.bots import directory
 from petgen.content.kb import KnowledgeBase
+from petgen.content.model import Entry
 from petgen.contract import mcp as mcpspec
 from petgen.emit.guide import emit_docs
 from petgen.emit.llms import corpus_markdown, llms_txt, save_index
-from petgen.emit.openapi import openapi_document, openapi_examples
 
 CATALOG_PROFILE = "https://www.rfc-editor.org/info/rfc9727"
 LINKSET = f'application/linkset+json; profile="{CATALOG_PROFILE}"'
@@ -93,13 +93,26 @@ def robots_txt(base: str) -> str:
             f"an overview for language models is at {base}/llms.txt.\n")
 
 
+def openapi_examples(kb: KnowledgeBase) -> list[Entry]:
+    """The entries the OpenAPI document shows: the example name (Bärchen, else the first), the first category's
+    first two."""
+    example = kb.by_slug.get("baerchen") or (kb.entries[0] if kb.entries else None)
+    return ([example] if example else []) + (kb.in_category(kb.categories[0].slug)[:2] if kb.categories else [])
+
+
+def _openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
+    from petgen.emit.openapi import openapi_document  # a module of 30 KB: imported when the document is made
+
+    return openapi_document(kb)
+
+
 def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Write the OpenAPI document, its HTML rendering and every discovery document."""
     base = kb.site.base_url
     # The OpenAPI document and /docs are units keyed by the entries the document shows (its examples) and how
     # many there are; the rest of what they are made from (site, taxonomy, code) is the writer's context.
     key = unit_key(str(len(kb.entries)), *(f"{e.slug}\0{kb.keys.get(e.slug, '')}" for e in openapi_examples(kb)))
-    document = cache(partial(openapi_document, kb))
+    document = cache(partial(_openapi_document, kb))
     writer.unit("openapi", key, lambda: writer.add_file("/openapi.json", "openapi.json", _json(document()), JSON))
     emit_docs(kb, writer, key, document)
 
