@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import hashlib
 import os
@@ -196,11 +195,6 @@ class DistWriter:
         self._write("_headers", render_headers(routes).encode())
 
 
-def _split_route(route: str) -> tuple[str, list[str]]:
-    path, _, query = route.partition("?")
-    return path, [p for p in query.split("&") if p]
-
-
 def render_headers(routes: dict[str, dict[str, Any]]) -> str:
     """Netlify `_headers`: the security headers for every path, immutable caching for hashed files, short
     revalidation for clean URLs. No header is set for a path in two rules (CDNs differ in how they merge)."""
@@ -210,16 +204,19 @@ def render_headers(routes: dict[str, dict[str, Any]]) -> str:
         f"/*\n  Access-Control-Allow-Origin: *\n  Access-Control-Expose-Headers: {CORS_EXPOSED}" + security,
     ]
     seen: set[str] = set()
+    append = blocks.append
     for route, info in routes.items():
-        path, _ = _split_route(route)
+        path = route.partition("?")[0]
         if info["hashed"]:
-            blocks.append(f"/{info['file']}\n  Cache-Control: {IMMUTABLE}\n  Content-Type: {info['type']}")
-            if path == f"/{info['file']}":
+            file = "/" + info["file"]
+            append(f"{file}\n  Cache-Control: {IMMUTABLE}\n  Content-Type: {info['type']}")
+            if path == file:
                 continue
         if path not in seen:
             seen.add(path)
-            extra = "".join(f"\n  {name}: {value}" for name, value in info.get("headers", {}).items())
-            blocks.append(f"{path}\n  Cache-Control: {REVALIDATE}\n  Content-Type: {info['type']}{extra}")
+            headers = info.get("headers")
+            extra = "".join(f"\n  {name}: {value}" for name, value in headers.items()) if headers else ""
+            append(f"{path}\n  Cache-Control: {REVALIDATE}\n  Content-Type: {info['type']}{extra}")
     return "\n".join(blocks) + "\n"
 
 

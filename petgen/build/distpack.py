@@ -40,6 +40,12 @@ def route_hash(path: str) -> int:
     return int.from_bytes(hashlib.blake2b(path.encode(), digest_size=8).digest(), "little", signed=True)
 
 
+def route_hashes(paths: list[str]) -> np.ndarray:
+    """`route_hash` of each path, as an array (the digests joined and read as little-endian integers at once)."""
+    blake2b = hashlib.blake2b
+    return np.frombuffer(b"".join([blake2b(path.encode(), digest_size=8).digest() for path in paths]), dtype="<i8")
+
+
 def string_table(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """The UTF-8 bytes of `values` one after the other, and the N + 1 offsets where each begins and ends."""
     text = "".join(values)
@@ -77,8 +83,7 @@ def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any], mani
     file_paths = ["/" + files[n] for n in hashed]
     clean = np.ones(len(paths), dtype=bool)
     clean[[n for n, path in zip(hashed, file_paths) if paths[n] == path]] = False
-    keys = np.concatenate([np.fromiter(map(route_hash, paths), dtype=np.int64, count=len(paths))[clean],
-                           np.fromiter(map(route_hash, file_paths), dtype=np.int64, count=len(file_paths))])
+    keys = np.concatenate([route_hashes(paths)[clean], route_hashes(file_paths)])
     targets = np.concatenate([2 * np.flatnonzero(clean), 2 * np.asarray(hashed, dtype=np.int64) + 1])
     order = np.argsort(keys, kind="stable")
     arrays["hashes"] = keys[order]

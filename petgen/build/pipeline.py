@@ -143,15 +143,16 @@ class Outputs:
         emit_openapi_and_discovery(self.kb, writer)
         emit_site(self.kb, writer)
 
-    def emit_rest_in_parallel(self, writer: TreeWriter) -> None:
-        """`emit_rest`, with the search index made in a forked child (where it can fork) if it has to be made
-        (its inputs changed), updated from the last build's entry by entry or built whole, while this
-        process writes the rest."""
+    def emit_rest_in_parallel(self, writer: TreeWriter, first: Callable[[], None] = lambda: None) -> None:
+        """`first()`, then `emit_rest`, with the search index made in a forked child (where it can fork) if it
+        has to be made (its inputs changed), updated from the last build's entry by entry or built whole, while
+        this process does the rest (`first` included: the child starts before it)."""
         global _forked
         docs = Documents(self.kb)
         found = entry_digests(self.kb, docs)
         if (writer.has_unit(SEARCH_UNIT, search_key(found)) or (os.cpu_count() or 1) < 2
                 or "fork" not in multiprocessing.get_all_start_methods()):
+            first()
             emit_search_index(self.kb, writer, docs, found, self.search_state)
             self.emit_pages(writer)
             return
@@ -159,6 +160,7 @@ class Outputs:
         try:
             with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
                 future = pool.submit(_emit_search_forked)
+                first()
                 self.emit_pages(writer)
                 routes, written, units, changed = future.result()
         finally:
@@ -242,8 +244,8 @@ def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys
             recycling(outputs.cache_dir, out_dir)
         writer = TreeWriter(target.root, present=target.present, source=out_dir, context=pages.context_key,
                             earlier=state.units)
-        emit_changed_entries(outputs.kb, writer, pages, keys, state.entries)
-        outputs.emit_rest_in_parallel(writer)
+        outputs.emit_rest_in_parallel(writer, first=lambda: emit_changed_entries(outputs.kb, writer, pages, keys,
+                                                                                 state.entries))
         outputs.emit_index_files(writer)
         writer.remove_stale()
         swap_in(target.root, out_dir, keep=spare)

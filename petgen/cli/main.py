@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import gc
 import os
+import sys
 import threading
 from pathlib import Path
 
@@ -13,6 +15,8 @@ from petgen import __version__
 from petgen.content.problems import ContentError
 
 PROGRESS_FROM = 1000  # entries; smaller builds take under a second
+_finished: list[object] = []  # what a finished `petgen build` loaded (see `main`)
+_process = False  # the command runs as a process of its own (`main`), not called by other code (tests)
 CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 CONTENT = click.option("--content", "content_dir", type=click.Path(path_type=Path), default=Path("content"),
                        show_default=True, help="Content directory (site.yml, categories.yml, moods.yml, names/).")
@@ -117,10 +121,13 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
         signed = runtime_origin is not None and parse_signing_secret(os.environ.get(SIGNING_SECRET_ENV)) is not None
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
-    count = len(entry_files(content_dir)) if content_dir.is_dir() else 0
     bar = None
-    if count >= PROGRESS_FROM and click.get_text_stream("stderr").isatty():
-        bar = click.progressbar(length=2 * count, label="Building", file=click.get_text_stream("stderr"))
+    if sys.stderr.isatty():  # a progress bar (the files counted only for it)
+        count = len(entry_files(content_dir)) if content_dir.is_dir() else 0
+        if count >= PROGRESS_FROM:
+            bar = click.progressbar(length=2 * count, label="Building", file=click.get_text_stream("stderr"))
+    if _process:  # the process ends after the build: the cyclic collector stays off (`collector_paused` would
+        gc.disable()  # turn it on again, and its first run would scan every object the build made: 0.1 s at 10,000)
     try:
         result = run_build(content_dir, out_dir, base_url=base_url, strict=strict, cache_dir=cache_dir,
                            progress=bar.update if bar else None, runtime_origin=runtime_origin,
@@ -134,6 +141,8 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
     for problem in result.kb.warnings:
         click.echo(problem.format(), err=True)
     click.echo(result.summary())
+    if _process:
+        _finished.append(result)  # kept: `main` ends the process without freeing it object by object
     if runtime_origin:
         click.echo(f"Proxy rules to {runtime_origin}: " + (f"signed with the secret in {SIGNING_SECRET_ENV}." if signed
                    else f"not signed ({SIGNING_SECRET_ENV} is not set)."))
@@ -507,4 +516,16 @@ cli.add_command(webhooks)
 
 
 def main() -> None:
-    cli(prog_name="petgen")
+    """The `petgen` command. After a build, the process ends without freeing the loaded build object by object
+    (tens of milliseconds at 10,000 entries, and nothing left to clean up: every file is written and closed)."""
+    global _process
+    _process = True
+    try:
+        cli(prog_name="petgen")
+    except SystemExit as exc:
+        code = 0 if exc.code is None else exc.code
+        if _finished and isinstance(code, int):
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        raise

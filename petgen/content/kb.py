@@ -28,7 +28,7 @@ from petgen.content.model import (
     Facets,
     Mood,
     Site,
-    entry_files,
+    entry_names,
     facet_matches,
     load_categories,
     load_facets,
@@ -118,7 +118,7 @@ class Loaded:
     packed: list[Packed]  # the same entries as pickled chunks (see EntryCache.packed)
     cache_root: Path | None  # where the cache keeps this content directory's chunks (None: no cache)
     keys: dict[str, str]  # slug -> the cache key of its file (path and bytes: petgen.build.cache.entry_key)
-    files: list[Path] = field(default_factory=list)  # every entry file, also those that failed to load
+    slugs: set[str] = field(default_factory=set)  # of every entry file, also those that failed to load
 
 
 def _parse_source(path: str, raw: bytes) -> tuple[Entry | None, list[Problem]]:
@@ -193,7 +193,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     parsed in worker processes when there are many of them (those of `pool`, else started here), and stored
     in the cache.
     """
-    files = entry_files(content_dir)
+    names_dir = str(content_dir / "names")  # spelt as `entry_files` spells it
+    files = entry_names(content_dir)
     paths: dict[str, tuple[str, str]] = {}  # key -> (path inside the content directory, path as read)
     cache = EntryCache(cache_dir, content_dir, lazy=LightEntries(), reparse=partial(_reparse, paths))
     known, stamps = cache.stamps(), {}
@@ -207,10 +208,12 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     size = chunk_size(len(files))
     submitted: list[Future[bytes]] = []
     sent = 0
-    for path in files:
+    for name in files:
         # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share
-        # one cache instead of missing (and pruning) each other's entries.
-        rel = f"names/{path.name}"  # as `path.relative_to(content_dir).as_posix()`, for `entry_files`' files
+        # one cache instead of missing (and pruning) each other's entries. Paths are plain strings here (10,000
+        # `Path` objects cost more than the rest of this loop).
+        rel = f"names/{name}"  # as `path.relative_to(content_dir).as_posix()`
+        path = os.path.join(names_dir, name)
         try:
             stamp = file_stamp(os.stat(path))
             seen = known.get(rel)
@@ -221,21 +224,21 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
                 key = entry_key(rel, raw)
                 found = cache.get(key)
         except OSError as exc:  # a directory named *.md, a dangling link, no permission
-            problems.add(str(path), 1, f"cannot be read ({exc.strerror})", "every names/*.md must be a readable text file")
+            problems.add(path, 1, f"cannot be read ({exc.strerror})", "every names/*.md must be a readable text file")
             continue
         stamps[rel] = (stamp, key)
-        paths[key] = (rel, str(path))
+        paths[key] = (rel, path)
         if seen is not None and seen[1] != key:
-            edited.append((seen[1], key, str(path)))
-        digest.update(path.name.encode() + b"\0" + key.encode() + b"\0")
+            edited.append((seen[1], key, path))
+        digest.update(name.encode() + b"\0" + key.encode() + b"\0")
         keys.append(key)
         if found is None:
-            missing.append((key, str(path), raw))
+            missing.append((key, path, raw))
             if pool is not None and workers > 1 and len(missing) - sent >= size:
                 submitted.append(pool.submit(_parse_chunk, missing[sent:]))
                 sent = len(missing)
         else:
-            results[key] = _as_read_from(found, str(path))
+            results[key] = _as_read_from(found, path)
     if progress and cache.hits:
         progress(cache.hits)
     if submitted or (workers > 1 and len(missing) >= PARALLEL_THRESHOLD):
@@ -268,7 +271,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         if entry is not None:
             entries.append(entry)
             keyed[entry.slug] = key
-    return Loaded(entries, digest.hexdigest(), cache.packed(keys), cache.root, keyed, files)
+    return Loaded(entries, digest.hexdigest(), cache.packed(keys), cache.root, keyed, {n.removesuffix(".md") for n in files})
 
 
 
@@ -290,7 +293,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
     bots = load_bots(content_dir, problems)
     keys = [loaded.keys[e.slug] for e in entries]
-    validate(entries, categories, moods, problems, files={f.stem for f in loaded.files}, facets=facets,
+    validate(entries, categories, moods, problems, files=loaded.slugs, facets=facets,
              phrases=lambda checked: repeated(checked, keys, loaded.cache_root), keys=loaded.keys,
              cache_root=loaded.cache_root)
     if problems.errors or (strict and problems.warnings) or site is None:

@@ -4,7 +4,9 @@ Counting every five-word phrase of 10,000 entries sorts some 600,000 hashes; a r
 in the build cache, what the last check counted (`PhraseState`: each entry's phrase hashes by its file key,
 every phrase's count, and the entries of each phrase in more than MAX_PHRASE_ENTRIES entries) and changes
 only what the removed and added entry files (an edit is both) change. The result is the same list, in the
-same order, as `repeated_phrases` (tests/petgen/test_incremental.py compares the builds' warnings too).
+same order, as `repeated_phrases` (tests/petgen/test_incremental.py compares the builds' warnings too). The
+state (some 10 MB at 10,000 entries) is saved again only when more than KEEP_STATE entry files changed since it
+was: until then each build updates the same saved state, a pure function of it and the current entries.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from petgen.content.validate import (
 STATE = "phrases.state"
 MOST_CHANGED = 0.05  # more changed entry files than this share (and than FEW_CHANGED): count every phrase anew
 FEW_CHANGED = 64
+KEEP_STATE = 16  # while no more entry files than this changed since the state was saved, it is not saved again
 Found = list[tuple[str, Sequence[Entry]]]
 
 
@@ -78,7 +81,9 @@ def repeated(entries: list[Entry], keys: list[str] | None, root: Path | None) ->
         return [(text, Users(entries, np.array(users))) for _, text, users in users_of(entries, *phrase_counts(entries))]
     state = _load(root) if root is not None else None
     made = _updated(state, entries, keys) if state is not None else None
-    found, state = made if made is not None else _counted(entries, keys)
+    if made is not None and made[2] <= KEEP_STATE:
+        return made[0]  # the state stays: the next build updates it again, with as few changes (it is big)
+    found, state = made[:2] if made is not None else _counted(entries, keys)
     if root is not None and root.is_dir():
         with contextlib.suppress(OSError):
             write_atomic(root / STATE, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
@@ -116,9 +121,9 @@ def _counted(entries: list[Entry], keys: list[str]) -> tuple[Found, PhraseState]
     return _found(entries, reported), PhraseState(list(keys), offsets, hashes, values, counts, reported)
 
 
-def _updated(state: PhraseState, entries: list[Entry], keys: list[str]) -> tuple[Found, PhraseState] | None:
-    """The last build's count with the removed entry files' phrases taken out and the added ones' put in; None
-    when too much changed (or the entries are in another order) to be worth it."""
+def _updated(state: PhraseState, entries: list[Entry], keys: list[str]) -> tuple[Found, PhraseState, int] | None:
+    """The state's count with the removed entry files' phrases taken out and the added ones' put in, and how many
+    files that was; None when too much changed (or the entries are in another order) to be worth it."""
     old = {key: i for i, key in enumerate(state.keys)}
     old_of_new = np.fromiter((old.get(key, -1) for key in keys), dtype=np.int64, count=len(keys))
     kept = old_of_new >= 0
@@ -168,4 +173,5 @@ def _updated(state: PhraseState, entries: list[Entry], keys: list[str]) -> tuple
     sizes = np.fromiter((len(positions) for _, positions in reported.values()), dtype=np.int64, count=len(listed))
     if np.any(counts[np.searchsorted(values, listed)] != sizes):
         return None  # the state did not describe these entries
-    return _found(entries, reported), PhraseState(list(keys), offsets, hashes, values, counts, reported)
+    return (_found(entries, reported), PhraseState(list(keys), offsets, hashes, values, counts, reported),
+            len(removed) + len(added))

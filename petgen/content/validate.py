@@ -403,7 +403,7 @@ def sign_entries(entries: list[Entry]) -> None:
 
 def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
     """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
-    hashes, owners = _all_hashes(entries, _sentences_of)
+    hashes, owners = _all_hashes(entries, _sentences_of, "<i8")
     values, counts = np.unique(hashes, return_counts=True)
     shared, at = _among(hashes, values[counts > 1])
     if not len(at):
@@ -419,8 +419,8 @@ def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
                              f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
 
 
-def _sentences_of(entry: Entry) -> np.ndarray:
-    return np.frombuffer(entry.sentences or sentence_hashes(entry), dtype="<i8")  # no copy where that is int64
+def _sentences_of(entry: Entry) -> bytes:
+    return entry.sentences or sentence_hashes(entry)  # packed little-endian 64-bit hashes
 
 
 def _among(hashes: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -432,11 +432,13 @@ def _among(hashes: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return hashes[at], at
 
 
-def _all_hashes(entries: list[Entry], of: Callable[[Entry], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Every entry's hashes one after another, and the number of the entry each belongs to."""
-    arrays = [of(entry) for entry in entries]
-    lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
-    hashes = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+def _all_hashes(entries: list[Entry], of: Callable[[Entry], bytes], dtype: str | type = np.int64,
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """Every entry's hashes (`of` an entry: its packed 64-bit hashes, as `dtype`) one after another, and the
+    number of the entry each belongs to; read as one array (not one array per entry)."""
+    blobs = [of(entry) for entry in entries]
+    lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs)) // 8
+    hashes = np.frombuffer(b"".join(blobs), dtype=dtype).astype(np.int64, copy=False)  # no copy where that is int64
     return hashes, np.repeat(np.arange(len(entries), dtype=np.int64), lengths)
 
 
@@ -537,8 +539,8 @@ def phrase_hashes(entry: Entry) -> bytes:
     return _phrase_hashes([entry])[0]
 
 
-def _phrases_of(entry: Entry) -> np.ndarray:
-    return np.frombuffer(entry.phrases or phrase_hashes(entry), dtype=np.int64)
+def _phrases_of(entry: Entry) -> bytes:
+    return entry.phrases or phrase_hashes(entry)
 
 
 def repeated_phrases(entries: list[Entry], *, top: int | None = None,

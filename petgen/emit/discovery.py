@@ -9,17 +9,19 @@
 
 from __future__ import annotations
 
+import os
+from functools import cache, partial
 from typing import Any
 
 import orjson
 
-from petgen.build.dist import TEXT, DistWriter
+from petgen.build.dist import TEXT, DistWriter, unit_key
 from petgen.content.bots import directory
 from petgen.content.kb import KnowledgeBase
+from petgen.content.model import Entry
 from petgen.contract import mcp as mcpspec
 from petgen.emit.guide import emit_docs
-from petgen.emit.llms import corpus_markdown, llms_txt
-from petgen.emit.openapi import openapi_document
+from petgen.emit.llms import corpus_markdown, llms_txt, save_index
 
 CATALOG_PROFILE = "https://www.rfc-editor.org/info/rfc9727"
 LINKSET = f'application/linkset+json; profile="{CATALOG_PROFILE}"'
@@ -91,13 +93,28 @@ def robots_txt(base: str) -> str:
             f"an overview for language models is at {base}/llms.txt.\n")
 
 
+def openapi_examples(kb: KnowledgeBase) -> list[Entry]:
+    """The entries the OpenAPI document shows: the example name (Bärchen, else the first), the first category's
+    first two."""
+    example = kb.by_slug.get("baerchen") or (kb.entries[0] if kb.entries else None)
+    return ([example] if example else []) + (kb.in_category(kb.categories[0].slug)[:2] if kb.categories else [])
+
+
+def _openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
+    from petgen.emit.openapi import openapi_document  # a module of 30 KB: imported when the document is made
+
+    return openapi_document(kb)
+
+
 def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Write the OpenAPI document, its HTML rendering and every discovery document."""
     base = kb.site.base_url
-    document = openapi_document(kb)
-    encoded = _json(document)
-    writer.add_file("/openapi.json", "openapi.json", encoded, JSON)
-    emit_docs(kb, writer, document, encoded)
+    # The OpenAPI document and /docs are units keyed by the entries the document shows (its examples) and how
+    # many there are; the rest of what they are made from (site, taxonomy, code) is the writer's context.
+    key = unit_key(str(len(kb.entries)), *(f"{e.slug}\0{kb.keys.get(e.slug, '')}" for e in openapi_examples(kb)))
+    document = cache(partial(_openapi_document, kb))
+    writer.unit("openapi", key, lambda: writer.add_file("/openapi.json", "openapi.json", _json(document()), JSON))
+    emit_docs(kb, writer, key, document)
 
     catalog_link = f'<{base}/.well-known/api-catalog>; rel="api-catalog"'
     writer.add_file("/.well-known/api-catalog", ".well-known/api-catalog", _json(api_catalog(base)), LINKSET,
@@ -110,5 +127,9 @@ def emit_openapi_and_discovery(kb: KnowledgeBase, writer: DistWriter) -> None:
     writer.add_file("/.well-known/http-message-signatures-directory",
                     ".well-known/http-message-signatures-directory", _json(directory(kb.bots)), SIGNATURES_DIRECTORY)
     writer.add_file("/llms.txt", "llms.txt", llms_txt(kb).encode(), TEXT.replace("plain", "markdown"))
-    writer.add_file("/llms-full.txt", "llms-full.txt", corpus_markdown(kb), TEXT.replace("plain", "markdown"))
+    # The last build's llms-full.txt (in the live tree, which a `TreeWriter` reads from) gives the unchanged sections.
+    source = getattr(writer, "source", None)
+    corpus, keys, bounds = corpus_markdown(kb, os.path.join(source, "llms-full.txt") if source is not None else None)
+    writer.add_file("/llms-full.txt", "llms-full.txt", corpus, TEXT.replace("plain", "markdown"))
+    save_index(kb, os.path.join(writer.root, "llms-full.txt"), keys, bounds)
     writer.add_file("/robots.txt", "robots.txt", robots_txt(base).encode(), TEXT)

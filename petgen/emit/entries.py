@@ -33,6 +33,7 @@ from petgen.emit.site import PageRenderer
 
 PARALLEL_THRESHOLD = 1000
 KEEP_PAGE_CONTEXTS = 3
+DAMAGED = -1  # what `_emit_chunk` returns for a chunk it cannot unpickle
 Shared = tuple[Site, PageRenderer, Path, Path | None]  # the site, the renderer, the tree, the page cache
 _received: tuple[bytes, Shared] | None = None  # in a worker: the last context it unpickled
 
@@ -54,8 +55,10 @@ def _emit_into(shared: Shared, task: Packed) -> Result:
     return writer.routes, writer.written, emitted
 
 
-def _emit_chunk(task: Packed, site: Site, pages: PageRenderer, pages_dir: Path | None, writer: DistWriter) -> int:
-    """Write the entries of one chunk; take their pages from the page cache where nothing changed."""
+def _emit_chunk(task: Packed, site: Site, pages: PageRenderer, pages_dir: Path | None, writer: DistWriter,
+                only: set[str] | None = None) -> int:
+    """Write the entries of one chunk (`only` those of these keys, if given); take their pages from the page cache
+    where nothing changed."""
     name, blob, keys = task
     cached: dict[str, tuple[str, bytes]] = {}
     if pages_dir is not None:
@@ -63,10 +66,15 @@ def _emit_chunk(task: Packed, site: Site, pages: PageRenderer, pages_dir: Path |
             cached = pickle.loads(read_file(pages_dir / name))
         except Exception:  # noqa: BLE001 - missing or damaged: render the pages again
             cached = {}
-    fresh: dict[str, tuple[str, bytes]] = {}
+    # The pages of the entries not written here stay in the page cache as they were.
+    fresh: dict[str, tuple[str, bytes]] = {} if only is None else {k: v for k, v in cached.items() if k not in only}
+    try:
+        records = pickle.loads(blob)
+    except Exception:  # noqa: BLE001 - damaged since the cache was opened: the caller repacks it (`_repacked`)
+        return DAMAGED
     emitted = 0
-    for key, entry, _ in pickle.loads(blob):
-        if key not in keys or entry is None:
+    for key, entry, _ in records:
+        if key not in keys or entry is None or (only is not None and key not in only):
             continue
         emit_name(entry, site, writer)
         emitted += 1
@@ -79,6 +87,14 @@ def _emit_chunk(task: Packed, site: Site, pages: PageRenderer, pages_dir: Path |
     if pages_dir is not None and fresh != cached:
         write_atomic(pages_dir / name, pickle.dumps(fresh, protocol=pickle.HIGHEST_PROTOCOL))
     return emitted
+
+
+def _repacked(kb: KnowledgeBase, task: Packed) -> Packed:
+    """A chunk whose file was damaged since the cache was opened, made again of its entries (each parsed again
+    from its file where the chunk held the rest of it: `LazyEntry`)."""
+    name, keys = task[0], task[2]  # not unpacked: that would read the chunk file
+    return name, pickle.dumps([(key, kb.by_slug[slug], []) for slug, key in kb.keys.items() if key in keys],
+                              protocol=pickle.HIGHEST_PROTOCOL), keys
 
 
 def entry_keys(kb: KnowledgeBase, pages: PageRenderer) -> dict[str, str]:
@@ -95,18 +111,15 @@ def entry_routes(slug: str, routes: dict[str, dict]) -> dict[str, dict]:
 
 def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRenderer, keys: dict[str, str],
                          before: dict[str, tuple[str, dict[str, dict]]]) -> None:
-    """Write the JSON and page of each entry whose key differs from the one it was last built with (by its
+    """Write the JSON and page of each entry whose key differs from the one it was last built with (from its
     chunk, with the page cache); take the others' files over from the live tree."""
     changed = {kb.keys[slug] for slug, key in keys.items() if before.get(slug, ("",))[0] != key}
     pages_dir = _prepare_page_cache(kb, pages)
-    done: set[str] = set()
     for task in kb.packed:
-        if not changed.isdisjoint(task[2]):
-            _emit_chunk(task, kb.site, pages, pages_dir, writer)
-            done |= task[2]
-    for slug, key in kb.keys.items():
-        if key not in done:
-            writer.reuse(before[slug][1])
+        if (not changed.isdisjoint(task[2])
+                and _emit_chunk(task, kb.site, pages, pages_dir, writer, only=changed) == DAMAGED):
+            _emit_chunk(_repacked(kb, task), kb.site, pages, pages_dir, writer, only=changed)
+    writer.reuse_all([before[slug][1] for slug, key in kb.keys.items() if key not in changed])
 
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
@@ -138,6 +151,8 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
                 if progress:
                     progress(future.result()[2])
             results = [f.result() for f in futures]
+    results = [_emit_into(shared, _repacked(kb, task)) if result[2] == DAMAGED else result
+               for task, result in zip(kb.packed, results)]
     if sum(emitted for _, _, emitted in results) != count:
         raise RuntimeError(f"{count} entries loaded but {sum(r[2] for r in results)} written")
     for routes, written, _ in results:

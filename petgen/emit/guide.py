@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -165,12 +166,13 @@ def operations(document: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dic
     return ops, list(common_params.values()), common_responses
 
 
-def emit_docs(kb: KnowledgeBase, writer: DistWriter, document: dict[str, Any], encoded: bytes) -> None:
+def emit_docs(kb: KnowledgeBase, writer: DistWriter, openapi_key: str, document: Callable[[], dict[str, Any]]) -> None:
     """Write /docs (the reference), /docs/schemas/ and one page per guide document found in docs/: one unit
-    (`DistWriter.unit`) keyed by the OpenAPI document (`encoded`) and the guide's sources."""
+    (`DistWriter.unit`) keyed by what the OpenAPI document is made from (`openapi_key`; `document()` makes it)
+    and the guide's sources."""
     sources = [(DOCS_DIR / f"{page.slug}.md") for page in GUIDE]
-    key = unit_key(content_hash(encoded), *(content_hash(p.read_bytes()) if p.is_file() else "-" for p in sources))
-    writer.unit("docs", key, lambda: _emit_docs(kb, writer, document))
+    key = unit_key(openapi_key, *(content_hash(p.read_bytes()) if p.is_file() else "-" for p in sources))
+    writer.unit("docs", key, lambda: _emit_docs(kb, writer, document()))
 
 
 def _emit_docs(kb: KnowledgeBase, writer: DistWriter, document: dict[str, Any]) -> None:

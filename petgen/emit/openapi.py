@@ -11,6 +11,7 @@ from petgen.contract.errors import ERROR_CODES
 from petgen.contract.events import EVENT_TYPES
 from petgen.contract.resources import category_resource, license_of, name_resource, name_summary
 from petgen.contract.schemas import DEFS, OPENAPI_VERSION
+from petgen.emit.discovery import openapi_examples
 
 ERROR_BY_STATUS = {e.status: e for e in ERROR_CODES}
 
@@ -189,16 +190,17 @@ def _param(name: str, where: str, schema: dict[str, Any], description: str, requ
 
 
 def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
-    """Every operation of the API with parameters, bounds, responses, headers and real examples."""
+    """Every operation of the API with parameters, bounds, responses, headers and real examples (the entries of
+    `petgen.emit.discovery.openapi_examples` and the number of entries; nothing else of the entries)."""
     site = kb.site
-    example_entry = kb.by_slug.get("baerchen") or (kb.entries[0] if kb.entries else None)
+    examples = openapi_examples(kb)  # what the unit of this document is keyed by
+    example_entry = examples[0] if kb.entries else None
     example_name = name_resource(example_entry, site) if example_entry else None
     example_summary = name_summary(example_entry, site) if example_entry else None
     example_category = None
     if kb.categories:
-        category = kb.categories[0]
-        names = [name_summary(e, site) for e in kb.in_category(category.slug)[:2]]
-        example_category = category_resource(category, names, site)
+        names = [name_summary(e, site) for e in examples[1:]]
+        example_category = category_resource(kb.categories[0], names, site)
     category_slugs = [c.slug for c in kb.categories]
     mood_slugs = [m.slug for m in kb.moods]
     slug_example = example_entry.slug if example_entry else "baerchen"

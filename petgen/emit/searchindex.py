@@ -17,20 +17,28 @@ import hashlib
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from petgen.build.cache import EntryMemo, fingerprint, write_atomic
 from petgen.build.dist import DistWriter, read_file
 from petgen.content.kb import KnowledgeBase
 from petgen.contract.resources import encode, entry_url
-from petgen.search import update
-from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document
-from petgen.search.query import SCORING
-from petgen.search.stored import ENGINE_ROUTE
+from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document, digest
+
+if TYPE_CHECKING:
+    from petgen.search import update
+
+# `petgen.search.update` and what it imports (the engine's pack and query modules) are imported where an index is
+# made: in the process (or forked child) that makes it, not in every build (a build that changes no searchable
+# field makes none).
 
 INDEX_ROUTE = "/search/index.json"
 SEARCH_UNIT = "search"
 DOCS_PER_FILE = 64  # documents per document file
+# The index kept in the cache (some 15 MB at 10,000 entries) is saved again only when it was built whole or more
+# documents than this changed since it was saved: until then each build updates the same one (`update.update`
+# makes the index of the new documents from any earlier one, so the result is the same).
+KEEP_STATE = 16
 
 
 def documents(kb: KnowledgeBase) -> list[Document]:
@@ -72,14 +80,14 @@ class Documents(Sequence[Document]):
 
 
 def digests(docs: Sequence[Document]) -> list[bytes]:
-    """Each document's digest (`petgen.search.update.digest`)."""
-    return list(map(update.digest, docs))
+    """Each document's digest (`petgen.search.index.digest`)."""
+    return list(map(digest, docs))
 
 
 def entry_digests(kb: KnowledgeBase, docs: Sequence[Document]) -> list[bytes]:
     """`digests(docs)` of the documents of `kb`'s entries, each kept in the build cache by its entry file."""
     memo = EntryMemo(kb.cache_root, "search", kb.site.base_url)
-    found = memo.get_all([kb.keys.get(e.slug) for e in kb.entries], lambda i: update.digest(docs[i]))
+    found = memo.get_all([kb.keys.get(e.slug) for e in kb.entries], lambda i: digest(docs[i]))
     memo.save()
     return found
 
@@ -106,13 +114,21 @@ def emit_search_index(kb: KnowledgeBase | None, writer: DistWriter, docs: Sequen
     writer.unit(SEARCH_UNIT, search_key(found), lambda: _emit_index(docs, found, writer, state, updated))
 
 
-def updated_state(path: Path | None, docs: Sequence[Document], found: list[bytes]) -> update.IndexState | None:
-    """The last build's index (kept at `path`) updated to `docs`, if it can be (else None: build it whole)."""
+def updated_state(path: Path | None, docs: Sequence[Document], found: list[bytes]) -> tuple[update.IndexState, int] | None:
+    """The index kept at `path` updated to `docs`, with the number of documents that changed, if it can be (else
+    None: build it whole)."""
+    from petgen.search import update
+
     state = load_state(path)
-    return state if state is not None and update.update(state, docs, found, encode) else None
+    if state is None:
+        return None
+    changed = sum(1 for old, new in zip(state.digests, found) if old != new)
+    return (state, changed) if update.update(state, docs, found, encode) else None
 
 
 def load_state(path: Path | None) -> update.IndexState | None:
+    from petgen.search import update
+
     if path is None:
         return None
     try:
@@ -131,7 +147,12 @@ def save_state(path: Path | None, state: update.IndexState) -> None:
 
 def _emit_index(docs: Sequence[Document], found: list[bytes], writer: DistWriter, path: Path | None,
                 state: update.IndexState | None) -> None:
-    state = state or updated_state(path, docs, found) or update.build(docs, encode, found)
+    from petgen.search import update
+    from petgen.search.query import SCORING
+    from petgen.search.stored import ENGINE_ROUTE
+
+    made = updated_state(path, docs, found) if state is None else None
+    state = made[0] if made is not None else state or update.build(docs, encode, found)
     engine = "/" + writer.add_hashed(ENGINE_ROUTE, "search/index", state.pack(), "application/octet-stream", "bin")
     shards = {key: "/" + writer.add_hashed(None, f"search/shards/{key}", data) for key, data in state.shards.items()}
     ordered: list[list[str]] = [[]] * len(state.order)
@@ -152,4 +173,5 @@ def _emit_index(docs: Sequence[Document], found: list[bytes], writer: DistWriter
         "engine": engine,
     }
     writer.add_file(INDEX_ROUTE, "search/index.json", encode(manifest), "application/json; charset=utf-8")
-    save_state(path, state)
+    if made is None or made[1] > KEEP_STATE:
+        save_state(path, state)

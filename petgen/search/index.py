@@ -17,15 +17,17 @@ petgen/search/query.py.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
-from dataclasses import dataclass
-from itertools import chain
-from functools import lru_cache
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import chain
 from typing import Any
 
 import numpy as np
+import orjson
 import snowballstemmer
 
 from petgen.content.text import collation_key, strip_accents
@@ -90,6 +92,12 @@ class Document:
     url: str
     fields: dict[str, list[str]]  # field -> its texts
     terms: dict[str, float] | None = None  # `document_terms(fields)`, if computed already
+
+
+def digest(document: Document) -> bytes:
+    """What a document's postings and stored fields are made of (`petgen.search.update` compares them)."""
+    return hashlib.blake2b(orjson.dumps([document.slug, document.title, document.meaning, document.url,
+                                         document.fields]), digest_size=16).digest()
 
 
 def document_terms(fields: dict[str, list[str]]) -> dict[str, float]:

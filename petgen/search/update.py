@@ -18,7 +18,6 @@ the same slugs and titles (the title order numbers the browsers' documents), and
 
 from __future__ import annotations
 
-import hashlib
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import orjson
 from petgen.search.index import (
     Document,
     build_index,
+    digest,
     doc_parts,
     doc_stems,
     document_terms,
@@ -47,12 +47,6 @@ STATE_VERSION = 3
 MOST_CHANGED = 0.05  # an update of more than this share of the documents builds the index anew instead
 Encode = Callable[[Any], bytes]
 Lists = tuple[list[int], list[float]]  # one term's documents and weights, while they change
-
-
-def digest(document: Document) -> bytes:
-    """What a document's postings and stored fields are made of."""
-    return hashlib.blake2b(orjson.dumps([document.slug, document.title, document.meaning, document.url,
-                                         document.fields]), digest_size=16).digest()
 
 
 def words_of(document: Document) -> dict[str, float]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from petgen.cli.main import cli
-from tests.conftest import entry_text
+from tests.conftest import REPO, entry_text
 
 
 @pytest.fixture
@@ -143,3 +145,19 @@ def test_base_url_must_be_an_http_url(runner: CliRunner, content: Path, tmp_path
     assert result.exit_code == 2 and "Invalid value for '--base-url': 'javascript:alert(1)' is not an http(s) URL" \
         in result.output
     assert not (tmp_path / "d").exists()
+
+
+def test_build_as_a_process_reports_and_exits_with_its_status(content: Path, tmp_path: Path) -> None:
+    """`petgen build` run as a command ends its process without the usual teardown (`main`): its report is still
+    printed in full and its exit status kept, 0 for a build, 1 for content with errors."""
+    command = [sys.executable, "-m", "petgen", "build", "--content", str(content), "--out", str(tmp_path / "dist"),
+               "--cache-dir", str(tmp_path / "cache")]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Built ") and done.stdout.endswith("\n")
+    assert (tmp_path / "dist" / "_manifest.json").is_file()
+    broken = next((content / "names").glob("*.md"))
+    broken.write_text("---\ntitle: [unclosed\n---\n", encoding="utf-8")
+    failed = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert failed.returncode == 1
+    assert f"{broken.name}:" in failed.stderr

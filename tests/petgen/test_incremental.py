@@ -19,6 +19,8 @@ import petgen.build.cache
 import petgen.build.dist
 import petgen.build.incremental
 import petgen.build.pipeline
+import petgen.content.phrases
+import petgen.emit.llms
 from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
 from petgen.build.incremental import spare_path
@@ -280,3 +282,34 @@ def test_the_spare_stays_recyclable_when_the_manifest_is_kept(bundled: Path, tmp
         assert target.recycled
     finally:
         petgen.build.incremental.release(target)
+
+
+def test_an_edit_cuts_llms_full_from_the_last_one_and_keeps_the_big_states(bundled: Path, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit, the unchanged entries' sections of llms-full.txt are cut out of the last build's file
+    (petgen/emit/llms.py), and the phrase count and the search index kept in the cache are not saved again (each
+    build updates the saved ones until more than KEEP_STATE entries changed); the output is a clean build's."""
+    spliced: list[bool] = []
+    original = petgen.emit.llms._spliced
+
+    def spy(*args):  # type: ignore[no-untyped-def]
+        found = original(*args)
+        spliced.append(found is not None)
+        return found
+
+    monkeypatch.setattr(petgen.emit.llms, "_spliced", spy)
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    saved = [*cache.glob(f"entries-*/*/{petgen.content.phrases.STATE}"), *cache.glob("builds/*.search")]
+    assert len(saved) == 2
+    stamps = [p.stat().st_mtime_ns for p in saved]
+    path = bundled / "names" / "baerchen.md"
+    for number in range(3):
+        path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", f"meaning: Fassung {number}, ", 1),
+                        encoding="utf-8")
+        assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
+        assert spliced[-1], number
+        assert [p.stat().st_mtime_ns for p in saved] == stamps
+        build(bundled, tmp_path / f"clean{number}", base_url=BASE_URL)
+        assert tree(out) == tree(tmp_path / f"clean{number}")
+    assert b"Fassung 2, Fassung 1, Fassung 0" in (out / "llms-full.txt").read_bytes()
