@@ -31,7 +31,7 @@ from petgen.content.model import (
     did_you_mean,
 )
 from petgen.content.problems import Problem, Problems
-from petgen.content.text import slugify, word_count
+from petgen.content.text import slugify, word_count, word_runs
 from petgen.search.index import words
 
 EXAMPLES = 4
@@ -386,8 +386,48 @@ def sentence_hashes(entry: Entry) -> bytes:
     """The comparison keys of `sentence_keys`, hashed and packed: what the parse workers keep of the sentences
     (a few bytes each instead of three strings); `check_repeated_sentences` reads the sentences themselves
     again only in the entries that share one."""
-    norms = dict.fromkeys(_sentences(entry)[2])  # as `sentence_keys` finds them, without the fields
-    return b"".join(hashlib.blake2b(norm.encode(), digest_size=8).digest() for norm in norms if has_five_words(norm))
+    norms = list(dict.fromkeys(_sentence_norms(entry)))  # as `sentence_keys` finds them, without the fields
+    if _BARE_TOKEN.search(f" {' '.join(norms)} ") is None:  # the common case: every token has a letter or digit
+        kept = [norm for norm in norms if len(norm.split(" ", 4)) == 5]
+    else:
+        kept = [norm for norm in norms if has_five_words(norm)]
+    blake2b = hashlib.blake2b
+    return b"".join([blake2b(norm.encode(), digest_size=8).digest() for norm in kept])
+
+
+# Where `SENTENCE_END` may split, found faster than by it (its look-behind is tried at every character): a mark
+# that ends a sentence, spaces, a capital; and the separator of texts. `_split_sentences` checks the ordinal rule.
+_SENTENCE_OR_TEXT_END = re.compile(r"[.!?…]\s+(?=[A-ZÄÖÜ„\"»*_])|\x00")
+
+
+def _split_sentences(joined: str) -> list[str]:
+    """`SENTENCE_END.split` of each text of `joined` (texts separated by NUL), one after another."""
+    found: list[str] = []
+    at = 0
+    for match in _SENTENCE_OR_TEXT_END.finditer(joined):
+        start = match.start()
+        if joined[start] == "\x00":
+            found.append(joined[at:start])
+            at = start + 1
+        elif joined[start] != "." or not joined[start - 1:start].isdecimal():  # not after an ordinal ("18.")
+            found.append(joined[at:start + 1])
+            at = match.end()
+    found.append(joined[at:])
+    return found
+
+
+def _sentence_norms(entry: Entry) -> list[str]:
+    """The comparison keys of `_sentences(entry)`, found in all the entry's texts at once."""
+    texts = [entry.meaning, entry.origin, entry.usage, *entry.examples]
+    for item in entry.faq:
+        texts += [text for text in (item["question"], item["answer"]) if not text.endswith("?")]
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
+        return _sentences(entry)[2]
+    # Split before casefolding (a sentence starts with a capital), then casefold (per character) and make each run
+    # of spaces one space in all of them at once: a sentence keeps at most one space at either end.
+    folded = " ".join("\x00".join(_split_sentences(joined)).casefold().split()).split("\x00")
+    return [text.strip(" ").rstrip(".!?… ") for text in folded]
 
 
 def sign_entries(entries: list[Entry]) -> None:
@@ -441,18 +481,20 @@ def _all_hashes(entries: list[Entry], of: Callable[[Entry], np.ndarray]) -> tupl
 
 
 _BREAK = "\x01"  # between two texts in a list of phrase words: no phrase spans it
-_WORD_OR_BREAK = re.compile(r"\w+|\x01")
+_SPACED_BREAK = f" {_BREAK} "
 
 
 def _flat_phrase_words(entry: Entry) -> list[str]:
     """The folded words of the entry's prose texts (meaning, origin, usage, examples, FAQ), one after another
     with `_BREAK` between two texts, the entry's own name and variants replaced by one placeholder, so formulas
     repeated around different names compare equal."""
-    texts = [text for key, text in _texts(entry) if key != "title"]
-    joined = _BREAK.join(texts)
+    texts = [entry.meaning, entry.origin, entry.usage, *entry.examples]
+    for item in entry.faq:
+        texts += (item["question"], item["answer"])
+    joined = _SPACED_BREAK.join(texts)  # `_BREAK` between spaces: a token of its own, as between two words
     if joined.count(_BREAK) != len(texts) - 1:  # the character itself in a text: a separator like a space
-        joined = _BREAK.join(text.replace(_BREAK, " ") for text in texts)
-    found = _WORD_OR_BREAK.findall(joined.casefold())  # casefolding is per character: the same as per text
+        joined = _SPACED_BREAK.join(text.replace(_BREAK, " ") for text in texts)
+    found = word_runs(joined.casefold(), _BREAK)  # casefolding is per character: the same as per text
     names = sorted((_PHRASE_WORD.findall(name.casefold()) for name in [entry.title, *entry.variants]), key=len,
                    reverse=True)
     firsts = {name[0] for name in names if name}
