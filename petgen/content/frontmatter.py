@@ -14,6 +14,7 @@ so every error message and line stays as before: this is only a shortcut for tex
 from __future__ import annotations
 
 import re
+from sys import intern
 from typing import Any
 
 _KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$")
@@ -56,6 +57,8 @@ class PlainReader:
             return None
 
     def _read(self, rows: list[str], first_line: int) -> tuple[dict[str, Any], dict[str, int]]:
+        # The keys of the line map are interned: the same few dozen recur in every entry, and pickled once per
+        # chunk of entries (pickle refers back to a string it has written), the entries pickle and load faster.
         data: dict[str, Any] = {}
         lines: dict[str, int] = {}
         scalar, resolves = self._scalar, self._resolves
@@ -68,13 +71,13 @@ class PlainReader:
             if key in data or resolves(key):
                 raise _NotPlain
             line = first_line + n
-            lines[key] = line
+            lines[intern(key)] = line
             n += 1
             if value is not None:
                 if value[:1] == "[":
                     items = data[key] = self._flow_list(value)
                     for i in range(len(items)):
-                        lines[f"{key}[{i}]"] = line
+                        lines[intern(f"{key}[{i}]")] = line
                 else:
                     data[key] = scalar(value)
                 continue
@@ -85,19 +88,19 @@ class PlainReader:
                     item = _ITEM.match(rows[n])
                     if item is None:
                         raise _NotPlain
-                    lines[f"{key}[{len(items)}]"] = first_line + n
+                    lines[intern(f"{key}[{len(items)}]")] = first_line + n
                     items.append(scalar(item.group(1)))
                     n += 1
                     continue
                 mapping: dict[str, str] = {}
-                at = f"{key}[{len(items)}]"
+                at = intern(f"{key}[{len(items)}]")
                 lines[at] = first_line + n
                 while match is not None:
                     sub, value = match.groups()
                     if sub in mapping or resolves(sub):
                         raise _NotPlain
                     mapping[sub] = scalar(value)
-                    lines[f"{at}.{sub}"] = first_line + n
+                    lines[intern(f"{at}.{sub}")] = first_line + n
                     n += 1
                     match = _SUB_KEY.match(rows[n]) if n < count else None
                 items.append(mapping)

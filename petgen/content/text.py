@@ -112,7 +112,7 @@ def word_runs(text: str, keep: str = "") -> list[str]:
     runs = spaced.split()
     letters = "".join(runs)
     if keep and keep in letters:
-        if any(keep in run and run != keep for run in runs):
+        if runs.count(keep) != letters.count(keep):  # `keep` beside a word character
             return re.findall(f"\\w+|{re.escape(keep)}", text)
         letters = letters.replace(keep, "")
     if letters.isalnum() or not letters:  # `\\w` is `str.isalnum` or `_`: every run is a run of word characters
