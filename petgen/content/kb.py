@@ -212,7 +212,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         # one cache instead of missing (and pruning) each other's entries.
         rel = f"names/{path.name}"  # as `path.relative_to(content_dir).as_posix()`, for `entry_files`' files
         try:
-            stamp = file_stamp(os.stat(path))
+            stamp = file_stamp(os.stat(path)) if cache.root is not None else ()  # no cache: no stamps to keep
             seen = known.get(rel)
             key, raw = (seen[1], None) if seen is not None and seen[0] == stamp else (None, read_file(path))
             found = cache.get(key) if key is not None else None

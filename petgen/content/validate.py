@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -32,7 +33,7 @@ from petgen.content.model import (
 )
 from petgen.content.problems import Problem, Problems
 from petgen.content.text import slugify, word_count, word_runs
-from petgen.search.index import words
+from petgen.search.index import fold_word, words
 
 EXAMPLES = 4
 CATEGORIES_PER_ENTRY = (1, 4)
@@ -66,6 +67,21 @@ def fold(text: str) -> str:
     """Fold for loose comparison, exactly as the search engine folds: case, umlauts and their ae/oe/ue
     spellings, accents, punctuation, runs of spaces."""
     return " ".join(words(text))
+
+
+_FOLD_TOKEN = re.compile(r"[^\W_]+|\x00")  # a word as `words` finds it, or the NUL between two texts
+
+
+def fold_each(texts: Sequence[str]) -> list[str]:
+    """`fold` of each text, in one pass over all of them (NUL between them: as a starter that composes with
+    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word)."""
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
+        return [fold(text) for text in texts]
+    tokens = _FOLD_TOKEN.findall(unicodedata.normalize("NFC", joined).casefold())
+    parts = " ".join(map(fold_word, tokens)).split("\x00")
+    last = len(parts) - 1  # each part but the first starts, each but the last ends, with the space around a NUL
+    return [part[1 if i else 0:len(part) - (i < last)] for i, part in enumerate(parts)]
 
 
 def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems,
@@ -251,11 +267,13 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
         problems.add(path, entry.line_of("ipa"), f"ipa contains characters outside the IPA set: {shown}",
                      "no slashes or brackets; use IPA letters such as ɛ ə ʁ ç ː ˈ", warning=True)
     forms = name_forms(entry)
-    for i, example in enumerate(entry.examples):
-        if not mentions(example, forms):
+    for i, folded in enumerate(fold_each(entry.examples)):
+        if not any(all(word in folded for word in form) for form in forms):  # `mentions`, the examples folded at once
             problems.add(path, entry.line_of(f"examples[{i}]"), f"example {i + 1} does not contain '{entry.title}' "
                          "or one of its variants", warning=True)
-    everything = "\n".join(text for _, text in _texts(entry, all_fields=True)).lower()
+    everything = "\n".join([entry.title, entry.pronunciation, entry.ipa, *entry.variants, *entry.keywords, *entry.related,
+                            entry.meaning, entry.origin, entry.usage, *entry.examples,
+                            *(text for item in entry.faq for text in (item["question"], item["answer"]))]).lower()
     if any(word in everything for word in _PLACEHOLDER_WORDS) and PLACEHOLDER.search(everything):
         reported: set[tuple[int, str]] = set()  # a list written on one line is reported once
         for key, text in _texts(entry, all_fields=True):
@@ -294,7 +312,7 @@ def _texts(entry: Entry, *, all_fields: bool = False) -> Iterable[tuple[str, str
 
 def name_keys(entry: Entry) -> tuple[str, ...]:
     """The title and each variant, folded (computed once at parse time, for `check_variants`)."""
-    return tuple(fold(name) for name in [entry.title, *entry.variants])
+    return tuple(fold_each([entry.title, *entry.variants]))
 
 
 def name_forms(entry: Entry) -> list[list[str]]:
