@@ -17,10 +17,6 @@ import re
 from sys import intern
 from typing import Any
 
-_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$")
-_ITEM = re.compile(r"  - (.*)$")
-_ITEM_KEY = re.compile(r"  - ([A-Za-z_][A-Za-z0-9_]*): (.*)$")
-_SUB_KEY = re.compile(r"    ([A-Za-z_][A-Za-z0-9_]*): (.*)$")
 # What starts something other than plain text in YAML (an indicator), as the first character of a value.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _FLOW_SPECIAL = re.compile(r"[\[\]{}#:`]")  # inside a flow list: only plain items separated by commas
@@ -31,6 +27,14 @@ MEMO_SIZE = 4096  # values `PlainReader` remembers whether YAML reads as text (t
 
 class _NotPlain(Exception):
     """The text uses more of YAML than `PlainReader` reads."""
+
+
+def _pair(text: str) -> tuple[str, str] | None:
+    """`key: value` (a key of ASCII letters, digits and `_`, not starting with a digit) as (key, value)."""
+    key, colon, value = text.partition(":")
+    if colon and value[:1] == " " and key.isascii() and key.isidentifier():
+        return key, value[1:]
+    return None
 
 
 class PlainReader:
@@ -64,10 +68,10 @@ class PlainReader:
         scalar, resolves = self._scalar, self._resolves
         n, count = 0, len(rows)
         while n < count:
-            match = _KEY.match(rows[n])
-            if match is None:
+            key, colon, value = rows[n].partition(":")  # `key: value`, or `key:` alone, the key as `_pair` takes it
+            if not colon or (value and value[0] != " ") or not key.isascii() or not key.isidentifier():
                 raise _NotPlain
-            key, value = match.groups()
+            value = value[1:] if value else None
             if key in data or resolves(key):
                 raise _NotPlain
             line = first_line + n
@@ -83,26 +87,26 @@ class PlainReader:
                 continue
             items = []
             while n < count and rows[n][:2] == "  ":
-                match = _ITEM_KEY.match(rows[n])
-                if match is None:
-                    item = _ITEM.match(rows[n])
-                    if item is None:
-                        raise _NotPlain
+                row = rows[n]
+                if row[:4] != "  - ":
+                    raise _NotPlain
+                pair = _pair(row[4:])
+                if pair is None:
                     lines[intern(f"{key}[{len(items)}]")] = first_line + n
-                    items.append(scalar(item.group(1)))
+                    items.append(scalar(row[4:]))
                     n += 1
                     continue
                 mapping: dict[str, str] = {}
                 at = intern(f"{key}[{len(items)}]")
                 lines[at] = first_line + n
-                while match is not None:
-                    sub, value = match.groups()
+                while pair is not None:
+                    sub, value = pair
                     if sub in mapping or resolves(sub):
                         raise _NotPlain
                     mapping[sub] = scalar(value)
                     lines[intern(f"{at}.{sub}")] = first_line + n
                     n += 1
-                    match = _SUB_KEY.match(rows[n]) if n < count else None
+                    pair = _pair(rows[n][4:]) if n < count and rows[n][:4] == "    " else None
                 items.append(mapping)
             if not items:
                 raise _NotPlain  # `key:` alone is null
