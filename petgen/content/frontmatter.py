@@ -9,6 +9,7 @@ line by line, and returns what `parse_yaml` would, with the same line map (`key`
 continued line, an escape, an anchor, a value YAML would read as a number, date-less boolean or null, a
 duplicate key. The caller then parses the text with `parse_yaml`, which finds and reports what is wrong,
 so every error message and line stays as before: this is only a shortcut for text that has none.
+`split_front_matter` cuts an entry file into its front matter and its body.
 """
 
 from __future__ import annotations
@@ -157,3 +158,15 @@ class PlainReader:
             if not item or item[0] in _INDICATORS or self._resolves(item):
                 raise _NotPlain
         return items
+
+
+def split_front_matter(text: str) -> tuple[str, str, int] | None:
+    """Split `---\\nYAML\\n---\\nbody` into (yaml, body, first line of body), or None."""
+    text = text.lstrip("\ufeff")
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() == "---":
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1 :]), i + 2
+    return None

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from petgen.content.frontmatter import PlainReader
+from petgen.content.frontmatter import PlainReader, split_front_matter
 from petgen.content.problems import Problem, Problems
 from petgen.content.text import slugify
 
@@ -167,15 +167,12 @@ class Entry:
     phrases: bytes = field(default=b"", repr=False)  # hashed five-word phrases, packed (validate.py)
 
     def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        """Pickled as the values of its fields in their order (not a dict of them): entries go between the
-        parse workers, the build and the page workers by the thousand, and load a few times faster so."""
+        """Pickled as the values of its fields in order, not a dict of them: entries go between the processes of a
+        build by the thousand and load a few times faster so (as usual if another attribute was set on it)."""
         values = self.__dict__
-        if len(values) != len(_ENTRY_FIELDS):  # another attribute set on it: pickled as usual
-            return super().__reduce_ex__(protocol)
-        try:
+        if values.keys() == _FIELD_SET:
             return _entry, tuple([values[name] for name in _ENTRY_FIELDS])
-        except KeyError:
-            return super().__reduce_ex__(protocol)
+        return super().__reduce_ex__(protocol)
 
     def search_fields(self) -> dict[str, list[str]]:
         """The texts the search index covers, by field (petgen/search/index.py weighs them)."""
@@ -188,6 +185,7 @@ class Entry:
 
 
 _ENTRY_FIELDS = tuple(f.name for f in fields(Entry))
+_FIELD_SET = frozenset(_ENTRY_FIELDS)
 
 
 def _entry(*values: Any) -> Entry:
@@ -565,18 +563,6 @@ def load_facets(content_dir: Path, problems: Problems) -> Facets:
 
 # ---------------------------------------------------------------------------------------------
 # names/<slug>.md
-
-
-def split_front_matter(text: str) -> tuple[str, str, int] | None:
-    """Split `---\\nYAML\\n---\\nbody` into (yaml, body, first line of body), or None."""
-    text = text.lstrip("\ufeff")
-    lines = text.split("\n")
-    if not lines or lines[0].rstrip() != "---":
-        return None
-    for i in range(1, len(lines)):
-        if lines[i].rstrip() == "---":
-            return "\n".join(lines[1:i]), "\n".join(lines[i + 1 :]), i + 2
-    return None
 
 
 def split_sections(body: str, first_line: int, path: str, problems: Problems) -> tuple[dict[str, str], dict[str, int]]:

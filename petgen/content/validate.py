@@ -14,6 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -551,7 +552,9 @@ def _word_hashes(words: list[str]) -> np.ndarray:
     known = _WORD_HASHES
     for word in set(words).difference(known):
         known[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
-    return np.fromiter(map(known.__getitem__, words), dtype=np.uint64, count=len(words))
+    if len(words) < 2:  # `itemgetter` of one key returns the value, not a tuple
+        return np.fromiter(map(known.__getitem__, words), dtype=np.uint64, count=len(words))
+    return np.array(itemgetter(*words)(known), dtype=np.uint64)  # every lookup in C
 
 
 def _window_hashes(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
