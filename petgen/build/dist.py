@@ -172,6 +172,9 @@ class DistWriter:
     def merge(self, routes: dict[str, dict[str, str]], written: dict[str, str],
               units: dict[str, Unit] | None = None) -> None:
         """Take over routes, files and units written by another writer into the same root (a worker process)."""
+        if self._recording is None and self.routes.keys().isdisjoint(routes):  # the records as that writer made them
+            self.routes.update(routes)
+            routes = {}
         for route, info in routes.items():
             self._route(route, info["file"], info["etag"], info["type"], hashed=info["hashed"],
                         headers=info.get("headers"))

@@ -8,7 +8,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +32,8 @@ from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.emit.api import DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
-from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes
+from petgen.emit.entries import Result as EntriesResult
+from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes, submit_entries
 from petgen.emit.searchindex import (
     INDEX_ROUTE,
     SEARCH_UNIT,
@@ -90,20 +91,68 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     state = load_state(cache_dir, out_dir)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     with collector_paused(), early_workers(content_dir, full=state is None, workers=workers) as pool:
-        kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
-                                 cache_dir=cache_dir, pool=pool, workers=workers)
-        outputs = Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir)
-        pages = PageRenderer(kb)
+        begun: list[Begun] = []
+
+        def begin(kb: KnowledgeBase) -> None:  # the workers write while this process checks across entries
+            begun.append(Begun.start(Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir), out_dir,
+                                     PageRenderer(kb), pool))
+
+        try:
+            kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
+                                     cache_dir=cache_dir, pool=pool, workers=workers,
+                                     before_checks=begin if pool is not None else None)
+        except BaseException:
+            for early in begun:
+                early.abandon()
+            raise
+        outputs = begun[0].outputs if begun else Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir)
+        pages = begun[0].pages if begun else PageRenderer(kb)
         keys = entry_keys(kb, pages) if cache_dir is not None else {}
-        if state is not None and few_changed(keys, state):
+        if not begun and state is not None and few_changed(keys, state):
             writer: DistWriter = build_incremental(outputs, out_dir, pages, keys, state)
             changed: int | None = cast(TreeWriter, writer).changed
             if progress:
                 progress(len(kb.entries))
         else:
-            writer, changed = build_full(outputs, out_dir, pages, keys, state, progress, pool, workers), None
+            writer, changed = build_full(outputs, out_dir, pages, keys, state, progress, pool, workers,
+                                         begun[0] if begun else None), None
     return BuildResult(kb, out_dir, writer.files, len(writer.routes), time.perf_counter() - started, changed,
                        len(writer.units), writer.reused)
+
+
+@dataclass
+class Begun:
+    """The first steps of a full build: a fresh tree, and (with a pool) its workers handed the search index and
+    every entry to write. Taken as soon as the entries are parsed, before the checks across entries, which
+    this process then runs while the workers write (`load_knowledge_base`'s `before_checks`); if the checks
+    fail, `abandon` discards it all."""
+
+    outputs: Outputs
+    pages: PageRenderer
+    tmp: Path
+    writer: DistWriter
+    search: Future[WriterResult] | None
+    entries: list[Future[EntriesResult]] | None
+
+    @classmethod
+    def start(cls, outputs: Outputs, out_dir: Path, pages: PageRenderer, pool: Executor | None) -> Begun:
+        tmp = new_build_dir(out_dir)
+        begun = cls(outputs, pages, tmp, DistWriter(tmp, context=pages.context_key), None, None)
+        try:
+            begun.search = outputs.search_in(pool, begun.writer)  # first: one worker takes it before any entries
+            begun.entries = submit_entries(outputs.kb, begun.writer, pages, pool) if pool is not None else None
+        except BaseException:
+            begun.abandon()
+            raise
+        return begun
+
+    def abandon(self) -> None:
+        """Stop the workers' part (what has not started is cancelled, what has is waited for) and remove the tree."""
+        futures = [f for f in [self.search, *(self.entries or [])] if f is not None]
+        for future in futures:
+            future.cancel()
+        wait(futures)
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 @dataclass
@@ -205,22 +254,22 @@ def few_changed(keys: dict[str, str], state: BuildState) -> bool:
 
 def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[str, str],
                state: BuildState | None, progress: Callable[[int], None] | None,
-               pool: Executor | None = None, workers: int | None = None) -> DistWriter:
-    """Write every file into a fresh directory and swap it in; with a cache, keep the old tree as the spare."""
-    tmp = new_build_dir(out_dir)
+               pool: Executor | None = None, workers: int | None = None, begun: Begun | None = None) -> DistWriter:
+    """Write every file into a fresh directory and swap it in; with a cache, keep the old tree as the spare.
+    `begun`: the fresh directory made and the workers' part handed to `pool` already (`Begun.start`)."""
+    begun = begun or Begun.start(outputs, out_dir, pages, pool)
     spare = spare_path(out_dir)
+    writer, search = begun.writer, begun.search
     try:
-        writer = DistWriter(tmp, context=pages.context_key)
-        search = outputs.search_in(pool, writer)
         emit_entries(outputs.kb, writer, progress=progress, pages=pages,
                      meanwhile=lambda: outputs.emit_rest(writer, searching=search is not None), pool=pool,
-                     workers=workers)
+                     workers=workers, submitted=begun.entries)
         if search is not None:
             writer.merge(*search.result())
         outputs.emit_index_files(writer)
-        swap_in(tmp, out_dir, keep=spare if state is not None else None)
+        swap_in(begun.tmp, out_dir, keep=spare if state is not None else None)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        begun.abandon()
         raise
     if outputs.cache_dir is not None:
         if state is None and spare.exists():

@@ -9,17 +9,15 @@ line by line, and returns what `parse_yaml` would, with the same line map (`key`
 continued line, an escape, an anchor, a value YAML would read as a number, date-less boolean or null, a
 duplicate key. The caller then parses the text with `parse_yaml`, which finds and reports what is wrong,
 so every error message and line stays as before: this is only a shortcut for text that has none.
+`split_front_matter` cuts an entry file into its front matter and its body.
 """
 
 from __future__ import annotations
 
 import re
+from sys import intern
 from typing import Any
 
-_KEY = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$")
-_ITEM = re.compile(r"  - (.*)$")
-_ITEM_KEY = re.compile(r"  - ([A-Za-z_][A-Za-z0-9_]*): (.*)$")
-_SUB_KEY = re.compile(r"    ([A-Za-z_][A-Za-z0-9_]*): (.*)$")
 # What starts something other than plain text in YAML (an indicator), as the first character of a value.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _FLOW_SPECIAL = re.compile(r"[\[\]{}#:`]")  # inside a flow list: only plain items separated by commas
@@ -30,6 +28,14 @@ MEMO_SIZE = 4096  # values `PlainReader` remembers whether YAML reads as text (t
 
 class _NotPlain(Exception):
     """The text uses more of YAML than `PlainReader` reads."""
+
+
+def _pair(text: str) -> tuple[str, str] | None:
+    """`key: value` (a key of ASCII letters, digits and `_`, not starting with a digit) as (key, value)."""
+    key, colon, value = text.partition(":")
+    if colon and value[:1] == " " and key.isascii() and key.isidentifier():
+        return key, value[1:]
+    return None
 
 
 class PlainReader:
@@ -56,50 +62,52 @@ class PlainReader:
             return None
 
     def _read(self, rows: list[str], first_line: int) -> tuple[dict[str, Any], dict[str, int]]:
+        # The keys of the line map are interned: the same few dozen recur in every entry, and pickled once per
+        # chunk of entries (pickle refers back to a string it has written), the entries pickle and load faster.
         data: dict[str, Any] = {}
         lines: dict[str, int] = {}
         scalar, resolves = self._scalar, self._resolves
         n, count = 0, len(rows)
         while n < count:
-            match = _KEY.match(rows[n])
-            if match is None:
+            key, colon, value = rows[n].partition(":")  # `key: value`, or `key:` alone, the key as `_pair` takes it
+            if not colon or (value and value[0] != " ") or not key.isascii() or not key.isidentifier():
                 raise _NotPlain
-            key, value = match.groups()
+            value = value[1:] if value else None
             if key in data or resolves(key):
                 raise _NotPlain
             line = first_line + n
-            lines[key] = line
+            lines[intern(key)] = line
             n += 1
             if value is not None:
                 if value[:1] == "[":
                     items = data[key] = self._flow_list(value)
                     for i in range(len(items)):
-                        lines[f"{key}[{i}]"] = line
+                        lines[intern(f"{key}[{i}]")] = line
                 else:
                     data[key] = scalar(value)
                 continue
             items = []
             while n < count and rows[n][:2] == "  ":
-                match = _ITEM_KEY.match(rows[n])
-                if match is None:
-                    item = _ITEM.match(rows[n])
-                    if item is None:
-                        raise _NotPlain
-                    lines[f"{key}[{len(items)}]"] = first_line + n
-                    items.append(scalar(item.group(1)))
+                row = rows[n]
+                if row[:4] != "  - ":
+                    raise _NotPlain
+                pair = _pair(row[4:])
+                if pair is None:
+                    lines[intern(f"{key}[{len(items)}]")] = first_line + n
+                    items.append(scalar(row[4:]))
                     n += 1
                     continue
                 mapping: dict[str, str] = {}
-                at = f"{key}[{len(items)}]"
+                at = intern(f"{key}[{len(items)}]")
                 lines[at] = first_line + n
-                while match is not None:
-                    sub, value = match.groups()
+                while pair is not None:
+                    sub, value = pair
                     if sub in mapping or resolves(sub):
                         raise _NotPlain
                     mapping[sub] = scalar(value)
-                    lines[f"{at}.{sub}"] = first_line + n
+                    lines[intern(f"{at}.{sub}")] = first_line + n
                     n += 1
-                    match = _SUB_KEY.match(rows[n]) if n < count else None
+                    pair = _pair(rows[n][4:]) if n < count and rows[n][:4] == "    " else None
                 items.append(mapping)
             if not items:
                 raise _NotPlain  # `key:` alone is null
@@ -150,3 +158,15 @@ class PlainReader:
             if not item or item[0] in _INDICATORS or self._resolves(item):
                 raise _NotPlain
         return items
+
+
+def split_front_matter(text: str) -> tuple[str, str, int] | None:
+    """Split `---\\nYAML\\n---\\nbody` into (yaml, body, first line of body), or None."""
+    text = text.lstrip("\ufeff")
+    lines = text.split("\n")
+    if not lines or lines[0].rstrip() != "---":
+        return None
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() == "---":
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1 :]), i + 2
+    return None

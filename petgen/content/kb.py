@@ -215,7 +215,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         rel = f"names/{name}"  # as `path.relative_to(content_dir).as_posix()`
         path = os.path.join(names_dir, name)
         try:
-            stamp = file_stamp(os.stat(path))
+            stamp = file_stamp(os.stat(path)) if cache.root is not None else ()  # no cache: no stamps to keep
             seen = known.get(rel)
             key, raw = (seen[1], None) if seen is not None and seen[0] == stamp else (None, read_file(path))
             found = cache.get(key) if key is not None else None
@@ -277,9 +277,14 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
 
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
                         progress: Progress | None = None, cache_dir: Path | None = None,
-                        pool: Executor | None = None, workers: int | None = None) -> KnowledgeBase:
+                        pool: Executor | None = None, workers: int | None = None,
+                        before_checks: Callable[[KnowledgeBase], None] | None = None) -> KnowledgeBase:
     """Load and validate everything; raise ContentError listing every problem, or return the knowledge base.
-    `pool`: worker processes to parse in, `workers` how many at most (`load_entries`)."""
+    `pool`: worker processes to parse in, `workers` how many at most (`load_entries`). `before_checks`, if
+    given, is called with the knowledge base (its `warnings` not filled in yet) once every entry is parsed
+    and none failed to load, before the checks across entries: a full build hands the entries to its
+    workers there, so that they write while this process checks (the caller discards what they wrote
+    if the checks then raise ContentError)."""
     problems = Problems()
     if not content_dir.is_dir():
         problems.add(str(content_dir), 1, "content directory not found", "pass --content DIR")
@@ -289,23 +294,27 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     categories = load_categories(content_dir, moods, problems)
     facets = load_facets(content_dir, problems)
     loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool, workers=workers)
-    entries = loaded.entries
+    entries = loaded.entries  # in file order: the checks report the first of two entries in that order
     lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
     bots = load_bots(content_dir, problems)
-    keys = [loaded.keys[e.slug] for e in entries]
-    validate(entries, categories, moods, problems, files=loaded.slugs, facets=facets,
-             phrases=lambda checked: repeated(checked, keys, loaded.cache_root), keys=loaded.keys,
-             cache_root=loaded.cache_root)
-    if problems.errors or (strict and problems.warnings) or site is None:
-        raise ContentError(problems.sorted(), strict=strict)
-    entries.sort(key=lambda e: collation_key(e.title))
     source = hashlib.blake2b(digest_size=16)
     for name in ("site.yml", "categories.yml", "moods.yml", "facets.yml", "lexicon.yml", "bots.yml"):
         if (content_dir / name).exists():
             source.update((content_dir / name).read_bytes())
     source.update(loaded.source_hash.encode())
-    return KnowledgeBase(
-        site=site.with_base_url(base_url), categories=categories, moods=moods, entries=entries,
-        warnings=problems.sorted(), source_hash=source.hexdigest(), lexicon=lexicon, bots=bots, facets=facets,
-        packed=loaded.packed, cache_root=loaded.cache_root, keys=loaded.keys,
+    kb = None if site is None else KnowledgeBase(
+        site=site.with_base_url(base_url), categories=categories, moods=moods,
+        entries=sorted(entries, key=lambda e: collation_key(e.title)), warnings=[], source_hash=source.hexdigest(),
+        lexicon=lexicon, bots=bots, facets=facets, packed=loaded.packed, cache_root=loaded.cache_root,
+        keys=loaded.keys,
     )
+    if before_checks is not None and kb is not None and not problems.errors:
+        before_checks(kb)
+    keys = [loaded.keys[e.slug] for e in entries]
+    validate(entries, categories, moods, problems, files=loaded.slugs, facets=facets,
+             phrases=lambda checked: repeated(checked, keys, loaded.cache_root), keys=loaded.keys,
+             cache_root=loaded.cache_root)
+    if problems.errors or (strict and problems.warnings) or kb is None:
+        raise ContentError(problems.sorted(), strict=strict)
+    kb.warnings = problems.sorted()
+    return kb

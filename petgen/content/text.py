@@ -82,4 +82,39 @@ def length_class(title: str) -> str:
 
 def word_count(text: str) -> int:
     """Count words the way an editor would (hyphenated compounds count once)."""
-    return len(_WORD.findall(text))
+    if "-" in text or "'" in text:
+        return len(_WORD.findall(text))
+    return len(word_runs(text))  # no hyphen or apostrophe to join two runs: the same count, found faster
+
+
+_RUN = re.compile(r"\w+")
+# ASCII characters that no `\w` matches, other than the spaces `str.split` splits on: blanked out in the UTF-8
+# bytes (every other character's bytes stay as they were); and the non-ASCII punctuation of German prose.
+_ASCII_PUNCTUATION = bytes(c for c in range(128) if not chr(c).isalnum() and c != ord("_") and not chr(c).isspace())
+_PROSE_PUNCTUATION = "–—„“”‚‘’»«…·"
+_BLANKS: dict[str, bytes] = {}  # `keep` -> the translation table that blanks out the rest of _ASCII_PUNCTUATION
+
+
+def word_runs(text: str, keep: str = "") -> list[str]:
+    """`re.findall(r"\\w+|K", text)` (K: `keep`, an ASCII character no `\\w` matches, or none), a few times
+    faster on prose: punctuation is blanked out and the text split at spaces in C. Text with other characters
+    than letters, digits, spaces and common punctuation (`_`, symbols, …), or with `keep` beside a word,
+    goes to the regular expression."""
+    table = _BLANKS.get(keep)
+    if table is None:
+        blanked = bytes(c for c in _ASCII_PUNCTUATION if chr(c) != keep)
+        table = _BLANKS[keep] = bytes.maketrans(blanked, b" " * len(blanked))
+    spaced = text.encode("utf-8", "surrogatepass").translate(table).decode("utf-8", "surrogatepass")
+    if not spaced.isascii():
+        for mark in _PROSE_PUNCTUATION:
+            if mark in spaced:
+                spaced = spaced.replace(mark, " ")
+    runs = spaced.split()
+    letters = "".join(runs)
+    if keep and keep in letters:
+        if runs.count(keep) != letters.count(keep):  # `keep` beside a word character
+            return re.findall(f"\\w+|{re.escape(keep)}", text)
+        letters = letters.replace(keep, "")
+    if letters.isalnum() or not letters:  # `\\w` is `str.isalnum` or `_`: every run is a run of word characters
+        return runs
+    return re.findall(f"\\w+|{re.escape(keep)}", text) if keep else _RUN.findall(text)

@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -31,8 +33,8 @@ from petgen.content.model import (
     did_you_mean,
 )
 from petgen.content.problems import Problem, Problems
-from petgen.content.text import slugify, word_count
-from petgen.search.index import words
+from petgen.content.text import slugify, word_count, word_runs
+from petgen.search.index import fold_word, words
 
 EXAMPLES = 4
 CATEGORIES_PER_ENTRY = (1, 4)
@@ -66,6 +68,21 @@ def fold(text: str) -> str:
     """Fold for loose comparison, exactly as the search engine folds: case, umlauts and their ae/oe/ue
     spellings, accents, punctuation, runs of spaces."""
     return " ".join(words(text))
+
+
+_FOLD_TOKEN = re.compile(r"[^\W_]+|\x00")  # a word as `words` finds it, or the NUL between two texts
+
+
+def fold_each(texts: Sequence[str]) -> list[str]:
+    """`fold` of each text, in one pass over all of them (NUL between them: as a starter that composes with
+    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word)."""
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
+        return [fold(text) for text in texts]
+    tokens = _FOLD_TOKEN.findall(unicodedata.normalize("NFC", joined).casefold())
+    parts = " ".join(map(fold_word, tokens)).split("\x00")
+    last = len(parts) - 1  # each part but the first starts, each but the last ends, with the space around a NUL
+    return [part[1 if i else 0:len(part) - (i < last)] for i, part in enumerate(parts)]
 
 
 def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems,
@@ -251,11 +268,13 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
         problems.add(path, entry.line_of("ipa"), f"ipa contains characters outside the IPA set: {shown}",
                      "no slashes or brackets; use IPA letters such as ɛ ə ʁ ç ː ˈ", warning=True)
     forms = name_forms(entry)
-    for i, example in enumerate(entry.examples):
-        if not mentions(example, forms):
+    for i, folded in enumerate(fold_each(entry.examples)):
+        if not any(all(word in folded for word in form) for form in forms):  # `mentions`, the examples folded at once
             problems.add(path, entry.line_of(f"examples[{i}]"), f"example {i + 1} does not contain '{entry.title}' "
                          "or one of its variants", warning=True)
-    everything = "\n".join(text for _, text in _texts(entry, all_fields=True)).lower()
+    everything = "\n".join([entry.title, entry.pronunciation, entry.ipa, *entry.variants, *entry.keywords, *entry.related,
+                            entry.meaning, entry.origin, entry.usage, *entry.examples,
+                            *(text for item in entry.faq for text in (item["question"], item["answer"]))]).lower()
     if any(word in everything for word in _PLACEHOLDER_WORDS) and PLACEHOLDER.search(everything):
         reported: set[tuple[int, str]] = set()  # a list written on one line is reported once
         for key, text in _texts(entry, all_fields=True):
@@ -294,7 +313,7 @@ def _texts(entry: Entry, *, all_fields: bool = False) -> Iterable[tuple[str, str
 
 def name_keys(entry: Entry) -> tuple[str, ...]:
     """The title and each variant, folded (computed once at parse time, for `check_variants`)."""
-    return tuple(fold(name) for name in [entry.title, *entry.variants])
+    return tuple(fold_each([entry.title, *entry.variants]))
 
 
 def name_forms(entry: Entry) -> list[list[str]]:
@@ -386,8 +405,48 @@ def sentence_hashes(entry: Entry) -> bytes:
     """The comparison keys of `sentence_keys`, hashed and packed: what the parse workers keep of the sentences
     (a few bytes each instead of three strings); `check_repeated_sentences` reads the sentences themselves
     again only in the entries that share one."""
-    norms = dict.fromkeys(_sentences(entry)[2])  # as `sentence_keys` finds them, without the fields
-    return b"".join(hashlib.blake2b(norm.encode(), digest_size=8).digest() for norm in norms if has_five_words(norm))
+    norms = list(dict.fromkeys(_sentence_norms(entry)))  # as `sentence_keys` finds them, without the fields
+    if _BARE_TOKEN.search(f" {' '.join(norms)} ") is None:  # the common case: every token has a letter or digit
+        kept = [norm for norm in norms if len(norm.split(" ", 4)) == 5]
+    else:
+        kept = [norm for norm in norms if has_five_words(norm)]
+    blake2b = hashlib.blake2b
+    return b"".join([blake2b(norm.encode(), digest_size=8).digest() for norm in kept])
+
+
+# Where `SENTENCE_END` may split, found faster than by it (its look-behind is tried at every character): a mark
+# that ends a sentence, spaces, a capital; and the separator of texts. `_split_sentences` checks the ordinal rule.
+_SENTENCE_OR_TEXT_END = re.compile(r"[.!?…]\s+(?=[A-ZÄÖÜ„\"»*_])|\x00")
+
+
+def _split_sentences(joined: str) -> list[str]:
+    """`SENTENCE_END.split` of each text of `joined` (texts separated by NUL), one after another."""
+    found: list[str] = []
+    at = 0
+    for match in _SENTENCE_OR_TEXT_END.finditer(joined):
+        start = match.start()
+        if joined[start] == "\x00":
+            found.append(joined[at:start])
+            at = start + 1
+        elif joined[start] != "." or not joined[start - 1:start].isdecimal():  # not after an ordinal ("18.")
+            found.append(joined[at:start + 1])
+            at = match.end()
+    found.append(joined[at:])
+    return found
+
+
+def _sentence_norms(entry: Entry) -> list[str]:
+    """The comparison keys of `_sentences(entry)`, found in all the entry's texts at once."""
+    texts = [entry.meaning, entry.origin, entry.usage, *entry.examples]
+    for item in entry.faq:
+        texts += [text for text in (item["question"], item["answer"]) if not text.endswith("?")]
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
+        return _sentences(entry)[2]
+    # Split before casefolding (a sentence starts with a capital), then casefold (per character) and make each run
+    # of spaces one space in all of them at once: a sentence keeps at most one space at either end.
+    folded = " ".join("\x00".join(_split_sentences(joined)).casefold().split()).split("\x00")
+    return [text.strip(" ").rstrip(".!?… ") for text in folded]
 
 
 def sign_entries(entries: list[Entry]) -> None:
@@ -443,18 +502,20 @@ def _all_hashes(entries: list[Entry], of: Callable[[Entry], bytes], dtype: str |
 
 
 _BREAK = "\x01"  # between two texts in a list of phrase words: no phrase spans it
-_WORD_OR_BREAK = re.compile(r"\w+|\x01")
+_SPACED_BREAK = f" {_BREAK} "
 
 
 def _flat_phrase_words(entry: Entry) -> list[str]:
     """The folded words of the entry's prose texts (meaning, origin, usage, examples, FAQ), one after another
     with `_BREAK` between two texts, the entry's own name and variants replaced by one placeholder, so formulas
     repeated around different names compare equal."""
-    texts = [text for key, text in _texts(entry) if key != "title"]
-    joined = _BREAK.join(texts)
+    texts = [entry.meaning, entry.origin, entry.usage, *entry.examples]
+    for item in entry.faq:
+        texts += (item["question"], item["answer"])
+    joined = _SPACED_BREAK.join(texts)  # `_BREAK` between spaces: a token of its own, as between two words
     if joined.count(_BREAK) != len(texts) - 1:  # the character itself in a text: a separator like a space
-        joined = _BREAK.join(text.replace(_BREAK, " ") for text in texts)
-    found = _WORD_OR_BREAK.findall(joined.casefold())  # casefolding is per character: the same as per text
+        joined = _SPACED_BREAK.join(text.replace(_BREAK, " ") for text in texts)
+    found = word_runs(joined.casefold(), _BREAK)  # casefolding is per character: the same as per text
     names = sorted((_PHRASE_WORD.findall(name.casefold()) for name in [entry.title, *entry.variants]), key=len,
                    reverse=True)
     firsts = {name[0] for name in names if name}
@@ -493,7 +554,9 @@ def _word_hashes(words: list[str]) -> np.ndarray:
     known = _WORD_HASHES
     for word in set(words).difference(known):
         known[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
-    return np.fromiter(map(known.__getitem__, words), dtype=np.uint64, count=len(words))
+    if len(words) < 2:  # `itemgetter` of one key returns the value, not a tuple
+        return np.fromiter(map(known.__getitem__, words), dtype=np.uint64, count=len(words))
+    return np.array(itemgetter(*words)(known), dtype=np.uint64)  # every lookup in C
 
 
 def _window_hashes(words: list[str]) -> tuple[np.ndarray, np.ndarray]:

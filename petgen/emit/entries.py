@@ -19,7 +19,7 @@ import os
 import pickle
 import shutil
 from collections.abc import Callable
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -122,29 +122,37 @@ def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRende
     writer.reuse_all([before[slug][1] for slug, key in kb.keys.items() if key not in changed])
 
 
+def submit_entries(kb: KnowledgeBase, writer: DistWriter, pages: PageRenderer, pool: Executor) -> list[Future[Result]]:
+    """Hand every chunk of entries to the workers of `pool` to write (`emit_entries` collects what they wrote)."""
+    context = pickle.dumps((kb.site, pages, writer.root, _prepare_page_cache(kb, pages)),
+                           protocol=pickle.HIGHEST_PROTOCOL)
+    return [pool.submit(_emit_packed, context, task) for task in kb.packed]
+
+
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
                  meanwhile: Callable[[], None] | None = None, progress: Callable[[int], None] | None = None,
-                 pages: PageRenderer | None = None, pool: Executor | None = None) -> None:
+                 pages: PageRenderer | None = None, pool: Executor | None = None,
+                 submitted: list[Future[Result]] | None = None) -> None:
     """Write each entry's `/api/names/{slug}` and `/names/{slug}/`.
 
     With workers (those of `pool`, else forked now), `meanwhile` (the rest of the emission) runs in this
-    process while they work.
+    process while they work. `submitted`: the chunks handed to `pool` already (`submit_entries`), if any.
     """
     workers = workers if workers is not None else (os.cpu_count() or 1)
     count = len(kb.entries)
     pages = pages or PageRenderer(kb)
-    shared: Shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
-    parallel = (workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
-                and (pool is not None or "fork" in multiprocessing.get_all_start_methods()))
+    parallel = submitted is not None or (
+        workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
+        and (pool is not None or "fork" in multiprocessing.get_all_start_methods()))
     if not parallel:
+        shared: Shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
         results = [_emit_into(shared, task) for task in kb.packed]
         if meanwhile:
             meanwhile()
     else:
-        context = pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
         with (nullcontext(pool) if pool is not None
               else ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))) as executor:
-            futures = [executor.submit(_emit_packed, context, task) for task in kb.packed]
+            futures = submitted if submitted is not None else submit_entries(kb, writer, pages, executor)
             if meanwhile:
                 meanwhile()
             for future in as_completed(futures):

@@ -43,20 +43,36 @@ def _links(pills: list[dict[str, Any]]) -> str:
     return "".join(f'<li><a href="{esc(p["url"])}">{esc(p["label"])}</a></li>' for p in pills)
 
 
-def article(entry: Entry, site: Site, *, pills: dict[str, list[dict[str, Any]]], related: list[dict[str, str]],
-            certainty: list[Any], breadcrumbs: list[tuple[str, str | None]], origin_html: str,
-            usage_html: str) -> str:
-    """The page's `main`: breadcrumbs and the article (the `crumbs` macro of _macros.html, then the entry)."""
-    base = esc(site.base_url)
-    crumbs = "".join(f'<li><a href="{esc(href)}">{esc(label)}</a></li>' if href else
-                     f'<li><span aria-current="page">{esc(label)}</span></li>' for label, href in breadcrumbs)
+def _crumb(label: str, href: str | None) -> str:
+    return f'<li><a href="{esc(href)}">{esc(label)}</a></li>' if href else f'<li><span aria-current="page">{esc(label)}</span></li>'
+
+
+FacetParts = tuple[tuple[str, str], str, str, str, str, str]
+
+
+def facet_parts(pills: dict[str, list[dict[str, Any]]], certainty: list[Any]) -> FacetParts:
+    """The parts of an entry's page made of its categories (the first one's breadcrumb, the list), moods,
+    relationships and gender, regions, language and origin certainty, in that order: each the same for
+    every entry with the same values, so that `PageRenderer` keeps them by those values."""
     who = "".join(f'<li><a href="{esc(p["url"])}">{esc(p["label"])}</a></li>' if p["url"] else
                   f'<li><span>{esc(p["label"])}</span></li>' for p in pills["relationship"] + pills["gender"])
+    certain = "".join(f'<p class="certainty">Herkunft: {esc(str(f.title).lower())} – {esc(str(f.description))}</p>'
+                      for f in certainty)
+    crumb = "".join(_crumb(p["label"], p["url"]) for p in pills["categories"][:1])
+    return ((crumb, _links(pills["categories"])), _links(pills["moods"]), who, _links(pills["region"]),
+            _links(pills["language"]), certain)
+
+
+def article(entry: Entry, site: Site, *, parts: FacetParts, related: list[dict[str, str]], origin_html: str,
+            usage_html: str) -> str:
+    """The page's `main`: breadcrumbs (the `crumbs` macro of _macros.html: the start page, the first category,
+    the entry) and the article; `parts`: `facet_parts` of the entry's values."""
+    base = esc(site.base_url)
+    (crumb, categories), moods, who, regions, language, certain = parts
+    crumbs = f"{_crumb('Start', site.base_url + '/')}{crumb}{_crumb(entry.title, None)}"
     caution = (f'<aside class="caution" aria-label="Vorsicht"><strong>⚠️ Kann verletzen</strong> {esc(entry.caution)}'
                '</aside>' if entry.caution else "")
     note = f'<p class="note">{esc(entry.genderNote)}</p>' if entry.genderNote else ""
-    certain = "".join(f'<p class="certainty">Herkunft: {esc(str(f.title).lower())} – {esc(str(f.description))}</p>'
-                      for f in certainty)
     variants = (f'<h2>Varianten</h2><p>{", ".join(esc(v) for v in entry.variants)}</p>' if entry.variants else "")
     linked = ('<h2>Verwandte Kosenamen</h2><ul class="tags related">' + "".join(
         f'<li><a href="{base}/names/{esc(r["slug"])}/">{esc(r["title"])}</a></li>' for r in related) + "</ul>"
@@ -72,11 +88,11 @@ def article(entry: Entry, site: Site, *, pills: dict[str, list[dict[str, Any]]],
         f'  <p class="lead">{esc(entry.meaning)}</p>\n'
         f"  {caution}\n"
         '  <dl class="facets">\n'
-        f'    <dt>Themen</dt><dd><ul class="tags">{_links(pills["categories"])}</ul></dd>\n'
-        f'    <dt>Stimmung</dt><dd><ul class="tags">{_links(pills["moods"])}</ul></dd>\n'
+        f'    <dt>Themen</dt><dd><ul class="tags">{categories}</ul></dd>\n'
+        f'    <dt>Stimmung</dt><dd><ul class="tags">{moods}</ul></dd>\n'
         f'    <dt>Für wen</dt><dd><ul class="tags">{who}</ul></dd>\n'
-        f'    <dt>Region</dt><dd><ul class="tags">{_links(pills["region"])}</ul></dd>\n'
-        f'    <dt>Sprache</dt><dd><ul class="tags">{_links(pills["language"])}</ul></dd>\n'
+        f'    <dt>Region</dt><dd><ul class="tags">{regions}</ul></dd>\n'
+        f'    <dt>Sprache</dt><dd><ul class="tags">{language}</ul></dd>\n'
         "  </dl>\n"
         f"  {note}\n"
         "  <h2>Herkunft</h2>\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from functools import cached_property
 from importlib import resources
+from typing import Any, cast
 
 import orjson
 from markupsafe import Markup
@@ -16,7 +17,7 @@ from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Entry, FacetValue
 from petgen.contract.resources import entry_url
 from petgen.emit.browse import Browse, emit_lists
-from petgen.emit.namepage import Frame, article
+from petgen.emit.namepage import FacetParts, Frame, article, facet_parts
 from petgen.emit.templating import emit_assets, environment, esc, markdown, script_json
 
 
@@ -31,6 +32,7 @@ class PageRenderer:
         self.facets = {name: {v.slug: v for v in values} for name, values in kb.facets.values.items()}
         self.titles = {e.slug: e.title for e in kb.entries}
         self.browse = Browse(kb)
+        self.parts: dict[tuple[int, Any], Any] = {}  # `facet_parts`: (part, the values it is made of) -> part
 
 
     @cached_property
@@ -72,23 +74,30 @@ class PageRenderer:
             found[name] = [values[v] for v in (value if isinstance(value, list) else [value]) if v in values]
         return found
 
+    def facet_parts(self, entry: Entry) -> FacetParts:
+        """`namepage.facet_parts` of the entry, each part kept by the values it is made of: entries share them."""
+        keys = (tuple(entry.categories), tuple(entry.moods), (tuple(entry.relationship), entry.gender),
+                tuple(entry.region), entry.language, entry.originCertainty)
+        memo = self.parts
+        found = [memo.get((i, key)) for i, key in enumerate(keys)]
+        if None not in found:
+            return cast(FacetParts, tuple(found))
+        parts = facet_parts(self.browse.pills(entry), self.facets_of(entry).get("originCertainty", []))
+        memo.update(((i, key), part) for i, (key, part) in enumerate(zip(keys, parts)))
+        return parts
+
     def render(self, entry: Entry) -> bytes:
         site = self.site
         url = entry_url(site, entry.slug)
-        pills = self.browse.pills(entry)
         jsonld = {
             "@context": "https://schema.org", "@type": "DefinedTerm", "name": entry.title,
             "description": entry.meaning, "url": url, "inLanguage": site.language,
             "license": site.license["url"],
             "inDefinedTermSet": {"@type": "DefinedTermSet", "name": site.name, "url": site.base_url + "/"},
         }
-        main = article(
-            entry, site, pills=pills, related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
-            certainty=self.facets_of(entry).get("originCertainty", []), origin_html=markdown(entry.origin),
-            usage_html=markdown(entry.usage),
-            breadcrumbs=[("Start", site.base_url + "/"), *[(p["label"], p["url"]) for p in pills["categories"][:1]],
-                         (entry.title, None)],
-        )
+        main = article(entry, site, parts=self.facet_parts(entry), origin_html=markdown(entry.origin),
+                       related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
+                       usage_html=markdown(entry.usage))
         return self.frame.fill({"slug": esc(entry.slug), "title": esc(entry.title), "meaning": esc(entry.meaning),
                                 "url": esc(url), "jsonld": script_json(jsonld), "main": main}).encode()
 

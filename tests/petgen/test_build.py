@@ -11,6 +11,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 
 from petgen.build.pipeline import build
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
+from petgen.content.problems import ContentError
 from petgen.content.synthetic import write_corpus
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.contract.schemas import schema_for
@@ -78,6 +79,27 @@ def test_workers_and_one_process_give_the_same_dist(tmp_path: Path) -> None:
     parallel = build(content, tmp_path / "parallel" / "dist", workers=2)
     assert alone.files == parallel.files > 2 * EMIT_THRESHOLD
     assert digest(tmp_path / "alone" / "dist") == digest(tmp_path / "parallel" / "dist")
+
+
+def test_a_full_build_that_fails_its_checks_across_entries_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The workers start writing the entries as soon as they are parsed, while the build process checks them
+    against each other; when those checks fail (a related entry that does not exist, which only the checks
+    across entries find, and whose page cannot be rendered), the build fails with the problem, the workers'
+    files are removed and the last build's dist is left as it was."""
+    content = write_corpus(tmp_path / "content", max(PARSE_THRESHOLD, EMIT_THRESHOLD) + 100,
+                           taxonomy_from=REPO / "content")
+    out = tmp_path / "site" / "dist"
+    build(content, out, workers=2)
+    before = {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()}
+    first = min((content / "names").iterdir())
+    text = first.read_text()
+    assert "\nrelated:" not in text
+    first.write_text(text.replace("\n---\n", "\nrelated: [gibt-es-nicht]\n---\n", 1))
+    with pytest.raises(ContentError) as raised:
+        build(content, out, workers=2)
+    assert any("related entry 'gibt-es-nicht' does not exist" in p.message for p in raised.value.problems)
+    assert sorted(p.name for p in out.parent.iterdir()) == ["dist"]  # no tree of the failed build
+    assert {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file()} == before
 
 
 def test_hashed_file_names_carry_the_etag(dist: Path) -> None:

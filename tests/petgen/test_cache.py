@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import re
 
 import hashlib
@@ -17,7 +18,9 @@ from petgen.build import cache as cache_module
 from petgen.build.distpack import SUMMARY_PACK, summary_pack
 from petgen.build.pipeline import build
 from petgen.cli.main import cli
+from petgen.content.kb import _parse_source
 from petgen.content.lazy import LazyEntry
+from petgen.content.model import Entry
 from petgen.content.problems import ContentError
 from petgen.emit.api import DATA_FILE
 from tests.conftest import BASE_URL, entry_text
@@ -359,3 +362,22 @@ def test_a_lazy_entry_reads_its_chunk_only_when_needed_and_pickles_as_an_entry(c
     copy = cache_module.pickle.loads(cache_module.pickle.dumps(entry))
     assert type(copy) is type(plain) and vars(copy) == vars(plain)  # pickled whole, as the plain entry
     assert entry.origin == plain.origin and entry == plain and plain == entry
+
+
+def test_entries_pickle_as_their_field_values_and_load_the_same(content: Path) -> None:
+    """Entries go between the build's processes pickled as the values of their fields in order: they load as
+    equal entries with every field, a lazy entry as the whole plain entry, and one with an attribute of its own
+    the usual way, that attribute kept."""
+    path = next((content / "names").glob("*.md"))
+    entry, problems = _parse_source(str(path), path.read_bytes())
+    assert entry is not None and problems == []
+    blob = pickle.dumps(entry, protocol=pickle.HIGHEST_PROTOCOL)
+    back = pickle.loads(blob)
+    assert type(back) is Entry and back == entry and vars(back) == vars(entry)
+    assert b"name_keys" not in blob and b"phrases" not in blob  # values only, no field names
+    lazy = LazyEntry.__new__(LazyEntry)
+    lazy.__dict__ = {**{k: v for k, v in vars(entry).items() if k != "origin"}, "_load": lambda: entry}
+    assert type(loaded := pickle.loads(pickle.dumps(lazy))) is Entry and vars(loaded) == vars(entry)
+    entry.extra = "kept"  # type: ignore[attr-defined]
+    again = pickle.loads(pickle.dumps(entry))
+    assert again.extra == "kept" and again == entry  # type: ignore[attr-defined]

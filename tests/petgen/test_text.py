@@ -1,8 +1,13 @@
 from __future__ import annotations
 
-import pytest
+import re
 
-from petgen.content.text import collation_key, slugify
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from petgen.content.text import collation_key, slugify, word_count, word_runs
+from petgen.content.validate import SENTENCE_END, _split_sentences
 
 
 @pytest.mark.parametrize("title, slug", [
@@ -20,3 +25,25 @@ def test_german_collation() -> None:
     titles = ["Zucker", "Öl", "Apfel", "Äffchen", "Übel", "ohr", "Ulme", "Bär", "Bar", "baer"]
     assert sorted(titles, key=collation_key) == ["Äffchen", "Apfel", "baer", "Bar", "Bär", "ohr", "Öl", "Übel",
                                                  "Ulme", "Zucker"]
+
+
+PROSE = st.text(alphabet=st.sampled_from(list("abzÄäöüßİ²٣_-'.,;:!?„“”–…»«\x01\x00\t\n \xa0\x1c€Ab0\ud800")), max_size=60)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(PROSE)
+def test_word_runs_are_the_regular_expressions_words(text: str) -> None:
+    """`word_runs` (punctuation blanked out, split at spaces) finds exactly what `\\w+` finds, with and without a
+    character kept as a token of its own, and `word_count` what its expression counts, on any text."""
+    assert word_runs(text) == re.findall(r"\w+", text)
+    assert word_runs(text, "\x01") == re.findall(r"\w+|\x01", text)
+    assert word_count(text) == len(re.findall(r"\w+(?:[-']\w+)*", text))
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(PROSE, min_size=1, max_size=5))
+def test_sentences_of_all_texts_at_once_are_those_of_each(texts: list[str]) -> None:
+    """The sentences found in all of an entry's texts at once (NUL between them) are those `SENTENCE_END` splits
+    each text into, in order."""
+    texts = [text.replace("\x00", " ") for text in texts]
+    assert _split_sentences("\x00".join(texts)) == [s for text in texts for s in SENTENCE_END.split(text)]
