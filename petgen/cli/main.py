@@ -114,7 +114,7 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
     """Compile the content into dist/: JSON API, pages, manifest, CDN rules. With a runtime origin and
     PETGEN_NETLIFY_SIGNING_SECRET in the environment, the proxy rules are signed (docs/deploy.md)."""
     from petgen.build.pipeline import build as run_build
-    from petgen.content.model import entry_files
+    from petgen.content.model import entry_names
     from petgen.emit.redirects import SIGNING_SECRET_ENV, parse_signing_secret
 
     try:
@@ -123,7 +123,7 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
         raise click.ClickException(str(exc)) from None
     bar = None
     if sys.stderr.isatty():  # a progress bar (the files counted only for it)
-        count = len(entry_files(content_dir)) if content_dir.is_dir() else 0
+        count = len(entry_names(content_dir)) if content_dir.is_dir() else 0
         if count >= PROGRESS_FROM:
             bar = click.progressbar(length=2 * count, label="Building", file=click.get_text_stream("stderr"))
     if _process:  # the process ends after the build: the cyclic collector stays off (`collector_paused` would

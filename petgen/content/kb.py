@@ -193,7 +193,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     parsed in worker processes when there are many of them (those of `pool`, else started here), and stored
     in the cache.
     """
-    names_dir = str(content_dir / "names")  # spelt as `entry_files` spells it
+    names_dir = str(content_dir / "names")
     files = entry_names(content_dir)
     paths: dict[str, tuple[str, str]] = {}  # key -> (path inside the content directory, path as read)
     cache = EntryCache(cache_dir, content_dir, lazy=LightEntries(), reparse=partial(_reparse, paths))

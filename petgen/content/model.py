@@ -688,14 +688,8 @@ def parse_entry(path: str, text: str) -> tuple[Entry | None, list[Problem]]:
     return entry, problems.items
 
 
-def entry_files(content_dir: Path) -> list[Path]:
-    """Every entry file (`names/*.md`), in a stable order (by name)."""
-    names = content_dir / "names"
-    return [names / name for name in entry_names(content_dir)]
-
-
 def entry_names(content_dir: Path) -> list[str]:
-    """The file names of `entry_files`, in the same order."""
+    """The file name of every entry (`names/*.md`), in a stable order (by name)."""
     try:
         return sorted(name for name in os.listdir(os.path.join(content_dir, "names")) if name.endswith(".md"))
     except OSError:  # no names/ directory (or not a readable one): no entries, as a glob finds none
