@@ -4,6 +4,7 @@ order for long lists), the string tables, the documents. Read in place; nothing 
 from __future__ import annotations
 
 import bisect
+import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -255,12 +256,14 @@ class Recent:
     confidences, documents' strings, typo buckets): building them per query cost more than the search at small
     sizes. Least recently used first out: a `get` that finds an entry makes it the newest, and the least recently
     used entries go once the summed weight of the kept ones would pass `limit` (an entry heavier than `limit` is
-    not kept). Safe to share between threads: each step is one operation of the ordered dict, and a step that
-    finds its entry already taken by another thread is skipped."""
+    not kept). Safe to share between threads: a `get` is one operation of the ordered dict (a step that finds its
+    entry already taken by another thread is skipped), a `put` holds a lock, so that the summed weight never drifts
+    from what is kept (a drifted sum evicted everything on every put: each query made its filters again)."""
 
     def __init__(self, limit: int) -> None:
         self.limit, self.weight = limit, 0
         self.items: OrderedDict[Any, tuple[Any, int]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, key: Any) -> Any:
         found = self.items.get(key)
@@ -275,6 +278,10 @@ class Recent:
     def put(self, key: Any, value: Any, weight: int = 1) -> Any:
         if weight > self.limit:
             return value
+        with self._lock:
+            return self._put(key, value, weight)
+
+    def _put(self, key: Any, value: Any, weight: int) -> Any:
         items = self.items
         old = items.pop(key, None)  # the same entry made twice (two threads): counted once
         if old is not None:

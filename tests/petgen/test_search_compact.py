@@ -140,3 +140,25 @@ def test_api_search_word_groups_answer_as_scoring_every_document(engines: tuple[
         if groups:
             found, total = dist.search.top(groups, 10)
             assert (hits(found), total) == reference.top(groups, 10), q
+
+
+def test_recent_keeps_its_summed_weight_exact_under_threads() -> None:
+    """Puts from many threads at once: the summed weight stays what is kept (a drifted sum evicted everything)."""
+    import threading
+
+    from petgen.search.stored import Recent
+    cache = Recent(500)
+
+    def work(seed: int) -> None:
+        for i in range(3000):
+            key = (seed * 7 + i) % 97
+            if cache.get(key) is None:
+                cache.put(key, key, 1 + key % 13)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert cache.weight == sum(weight for _, weight in cache.items.values()) <= 500
+    assert len(cache.items) > 30  # not emptied: about 500 / 7 entries fit
