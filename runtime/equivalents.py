@@ -180,15 +180,21 @@ def rank(request: Request, dist: Dist, limit: int, floor: float) -> list[Hit]:
     if title_words:  # the entries whose own text names the source (keywords first: "Schatz" in Honey's)
         docs, conf = index.group([" ".join(title_words)] if len(title_words) > 1 else title_words, prefix=False)
         add(docs, MENTION + MENTION_SPAN * conf)
-    glosses: dict[int, list[float]] = {}  # the entries whose text says what two or more of the source's keywords say
-    for keyword in {" ".join(words(k)) for k in entry.get("keywords", []) if language_of(k, dist.lexicon_index) is None}:
-        if keyword and keyword != " ".join(title_words):
-            docs, conf = index.group([keyword], prefix=False)
-            for doc, c in zip(docs.tolist(), conf.tolist()):
-                glosses.setdefault(doc, []).append(GLOSS + GLOSS_SPAN * c)
-    for doc, values in glosses.items():
-        if len(values) >= GLOSSES:
-            add([doc], max(values))
+    # the entries whose text says what two or more of the source's keywords say, in the language asked for (array
+    # operations: a common gloss matches thousands of entries in a large knowledge base)
+    found = [index.group([keyword], prefix=False) for keyword in
+             {" ".join(words(k)) for k in entry.get("keywords", []) if language_of(k, dist.lexicon_index) is None}
+             if keyword and keyword != " ".join(title_words)]
+    if found:
+        docs = np.concatenate([d for d, _ in found])
+        conf = np.concatenate([c for _, c in found])
+        keep = in_language[docs]
+        docs, conf = docs[keep], conf[keep]
+        order = np.lexsort((-conf, docs))  # by document, its best confidence first
+        docs, conf = docs[order], conf[order]
+        unique, first, counts = np.unique(docs, return_index=True, return_counts=True)
+        shared = counts >= GLOSSES
+        add(unique[shared], GLOSS + GLOSS_SPAN * conf[first[shared]])
     if in_language[source]:
         signs = {source: [1.0], **{doc: [min(SOURCE_FIRST, v) for v in values] for doc, values in signs.items()}}
     if not signs:
