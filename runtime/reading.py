@@ -26,6 +26,7 @@ from rapidfuzz.process import extract
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import EVERY_REGION
 from petgen.content.text import initial
+from petgen.contract.limits import QUERY_WORDS
 from petgen.search.index import analyze, stems, words
 
 def folded(vocabulary: set[str]) -> frozenset[str]:
@@ -375,8 +376,8 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                 else:
                     rest.ignore(tokens[i])
             rest.tokens = tokens
-            return rest
-    found = _read(tokens, lexicon, titles, aliases, known, result)
+            return _bounded(rest)
+    found = _bounded(_read(tokens, lexicon, titles, aliases, known, result))
     found.tokens = tokens
     categories = found.intents.get("category", [])
     if CLASSICS in categories and (len(categories) > 1 and not UNION_CUES.intersection(tokens) or "region" in found.intents):
@@ -384,6 +385,16 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         if not categories:  # "typisch Berliner": a region's names are seldom classics anywhere
             del found.intents["category"]
     return found
+
+
+def _bounded(result: Understanding) -> Understanding:
+    """The first QUERY_WORDS word groups searched, the others ignored: a query's cost grows with its words."""
+    for group in result.words[QUERY_WORDS:]:
+        result.ignore(group[0])
+    del result.words[QUERY_WORDS:]
+    result.joined = {n for n in result.joined if n < QUERY_WORDS}
+    result.anded = {n for n in result.anded if n < QUERY_WORDS}
+    return result
 
 
 def _snapshot(result: Understanding) -> Understanding:

@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 
 from petgen.build.pipeline import build
 from petgen.content.synthetic import write_corpus
+from petgen.contract.limits import QUERY_WORDS
 from petgen.contract.schemas import schema_for
 from petgen.search.index import words
 from petgen.search.query import SearchIndex
@@ -176,6 +177,18 @@ def test_search_takes_a_relationship_word_only_when_there_is_nothing_else(dist: 
     assert ["baby"] in meaning.topics and ["baby"] not in meaning.search_groups()
     alone = understand("Kosenamen für meinen Bruder", dist.lexicon_index, dist.title_words)
     assert alone.search_groups() == [["bruder"]]
+
+
+def test_a_query_searches_at_most_query_words_words(dist: Dist) -> None:
+    """Words past QUERY_WORDS are ignored (and said so), for search and /ask alike; what they are does not matter."""
+    titles = sorted(t for t in dist.title_words if len(t) >= 4)[:QUERY_WORDS + 5]
+    meaning = understand(" ".join(titles), dist.lexicon_index, dist.title_words)
+    assert [g[0] for g in meaning.words] == titles[:QUERY_WORDS]
+    assert set(titles[QUERY_WORDS:]) <= set(meaning.ignored)
+    assert all(n < QUERY_WORDS for n in meaning.joined | meaning.anded)
+    assert len(meaning.search_groups()) <= QUERY_WORDS + len(meaning.topics)
+    found = answer(" ".join(titles), dist, 5)
+    assert found.hits and set(titles[QUERY_WORDS:]) <= set(found.meaning.ignored)
 
 
 def test_a_title_after_for_names_whom_it_is_for(dist: Dist) -> None:
