@@ -62,7 +62,8 @@ OFF_TOPIC = (("how", "to"), ("how", "long"), ("how", "old"), ("how", "much"), ("
 _OFF_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
 for _cue in OFF_TOPIC:
     _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
-ASKS_FOR_NAMES = frozenset({"call", "name", "address", "nickname", "pronounce", "spell", "nennen", "rufen",
+ASKS_FOR_NAMES = frozenset({"call", "calling", "called", "name", "address", "nickname", "pronounce", "spell", "nennen", "nenn",
+                            "nenne", "nennst", "nennt", "rufen", "ruf", "rufe", "rufst",
                             "ansprechen", "aussprechen", "ausspricht", "schreiben", "schreibt"})
 COMPARISONS = frozenset({"besser", "better", "lieber", "rather", "eher", "more", "mehr", "which", "welcher", "welches",
                          "welchen", "sweeter", "cuter", "nicer", "prettier", "funnier", "schoner"})
@@ -279,6 +280,12 @@ def _misspelt(lexicon: Lexicon, word: str, titles: frozenset[str],
     return None
 
 
+def _recipient(translation: list[str], lexicon: Lexicon) -> list[tuple[str, str]]:
+    """Whom a word is for, through the words it translates to ("sweetheart" → Schatz → a partner)."""
+    return [(kind, value) for word in translation for kind, value in _lookup(lexicon, (word,)) or []
+            if kind in ("relationship", "gender")]
+
+
 def _after_cue(tokens: list[str], start: int, lexicon: Lexicon) -> bool:
     """Whether the phrase at `start` follows "für"/"for"/"zu"/"to", with only filler in between."""
     i = start - 1
@@ -441,6 +448,9 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
           known: Callable[[str], bool] | None, result: Understanding) -> Understanding:
     """The question's words read into `result`, phrase by phrase; a word `_misspelt` is corrected in `tokens`."""
     i = 0
+    # a name typed is that name, not the names it translates to ("honey": Honey, not Schatz), unless the question
+    # asks for another language ("how do Italians say sweetheart": Tesoro, through Schatz)
+    foreign = any(kind == "language" and value != "deutsch" for t in tokens for kind, value in _lookup(lexicon, (t,)) or [])
     after_words = False  # the last phrase read (filler aside) added a word group
     cue = ""  # "oder" or "und" followed it
     negate = negated = False  # "ohne"/"nicht"/"not" came before the next phrase; the last phrase was left out
@@ -497,7 +507,7 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                     result.soft.add(kind)
             if as_name:
                 if size == 1:
-                    result.words.append([*phrase, *(w for w in translation if w not in phrase)])
+                    result.words.append([*phrase, *(w for w in translation if w not in phrase and (foreign or w not in titles))])
                 else:
                     result.words.extend([w] for w in phrase)
             elif intents or standing:
@@ -513,6 +523,9 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                         result.topic_of[topical[0]] = len(result.topics) - 1
                     if topical == ["relationship"]:  # "Bruder": boosts /ask's names about brothers, not search's
                         result.relations.add(len(result.topics) - 1)
+            elif translation and _after_cue(tokens, i, lexicon) and _recipient(translation, lexicon):
+                for kind, value in _recipient(translation, lexicon):  # "for my sweetheart": whom it is for, as
+                    result.add_intent(kind, value)  # "für meinen Schatz" says it
             elif translation:
                 result.add_word_group(translation, union=union)
             i += size

@@ -23,7 +23,8 @@ from petgen.search.query import HEAD_GROWTH, MATCH, MAX_HEAD, Hit, Source, Weigh
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
-from runtime.reading import CLASSICS, MIN_WORD, NAME_WORDS, Understanding, compares, folded, off_topic, understand
+from runtime.reading import (ASKS_FOR_NAMES, CLASSICS, MIN_WORD, NAME_WORDS, RECIPIENT_CUES, Understanding, compares, folded,
+                             off_topic, understand)
 
 FLOOR = 0.4  # no answer scores below this
 PLACES = frozenset({"region", "language", "not"})  # intents that a question about something else names as often
@@ -282,6 +283,8 @@ def _not_about_names(meaning: Understanding, unknown: int, known: float) -> bool
     if NAME_WORDS & set(meaning.tokens):
         return False
     kinds = set(meaning.intents)
+    if not known and not RECIPIENT_CUES.intersection(meaning.tokens) and not ASKS_FOR_NAMES.intersection(meaning.tokens):
+        kinds -= {"relationship", "gender"}  # "nvidia earnings date": a word that can name whom, not said for whom
     return unknown >= known and (kinds <= PLACES or (kinds <= PLACES | {"category", "mood"} and unknown >= 2))
 
 

@@ -75,6 +75,12 @@ def items(found: Any, dist: Dist) -> list[dict[str, Any]]:
     ("passionate names", "mood", ["leidenschaftlich"]),
     ("ironischer Kosename", "mood", ["humorvoll"]),
     ("Kosename für jemanden, der mich beschützt", "mood", ["beschuetzend"]),
+    ("unusual animal names for my sweetheart", "relationship", ["partner"]),
+    ("pet names for my two little sisters", "relationship", ["familie"]),
+    ("pet names for my little sister", "gender", ["sie"]),
+    ("Was sag ich zu meinem Ehemann, wenn ich ihn necken will?", "mood", ["frech"]),
+    ("manly nicknames for my boyfriend", "gender", ["ihn"]),
+    ("welche Kosenamen passen zu meiner Zukünftigen", "gender", ["sie"]),
 ])
 def test_intents_german_and_english(dist: Dist, question: str, facet: str, values: list[str]) -> None:
     assert read(question, dist)[facet] == values
@@ -570,8 +576,24 @@ def test_questions_about_something_else_are_noise(dist: Dist, noise: str) -> Non
     assert answer(noise, dist, 5).hits == [], noise
 
 
+@pytest.mark.parametrize("noise", ["nvidia earnings date", "quarterly earnings date", "Freund Freundin Unterschied Grammatik"])
+def test_a_word_that_could_say_whom_beside_words_no_entry_has_is_noise(dist: Dist, noise: str) -> None:
+    """"date", "Freund": a relationship word that nothing says a name is for (no "für"/"for", no asking what to call
+    someone), beside words no entry has, is not a question about names."""
+    assert answer(noise, dist, 5).hits == [], noise
+
+
+def test_a_name_typed_is_that_name_before_the_names_it_translates_to(dist: Dist) -> None:
+    """"honey" is the entry Honey first, not Schatz (whose English gloss it is), unless another language is asked."""
+    for word in ("honey", "darling", "sweetheart"):
+        assert answer(word, dist, 5).hits[0].title.lower() == word
+    italian = answer("how do Italians say sweetheart", dist, 5)
+    assert dist.items[italian.hits[0].doc]["language"] == "italienisch"
+
+
 def test_asking_how_to_call_someone_or_how_old_a_name_is_answered(dist: Dist) -> None:
     assert answer("how to call my girlfriend in German", dist, 5).hits
+    assert answer("wie nenn ich meine Freundin auf Schwäbisch", dist, 5).hits
     old = answer("Wie alt ist der Kosename Schatz?", dist, 5)
     assert old.hits[0].title == "Schatz" and old.meaning.summary()["define"] == "Schatz"
     for question, name in (("how to pronounce Spatzl", "Spatzl"), ("Wie spricht man Schnuckiputz aus?", "Schnuckiputz")):
