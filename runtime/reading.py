@@ -35,6 +35,9 @@ def folded(vocabulary: set[str]) -> frozenset[str]:
 
 
 RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
+# … "for my sweetheart": whose (not "a word for treasure")
+POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their", "mein", "meine", "meinen", "meinem", "meiner",
+                         "dein", "deine", "deinen", "deinem", "deiner", "unser", "unsere", "unseren", "unserem", "unserer"})
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
 NEGATIONS = folded({"nicht", "nichts", "nix", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "nie",
                        "niemals", "statt", "anstatt", "ausser", "not", "no", "nothing", "never", "without", "except",
@@ -523,7 +526,8 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                         result.topic_of[topical[0]] = len(result.topics) - 1
                     if topical == ["relationship"]:  # "Bruder": boosts /ask's names about brothers, not search's
                         result.relations.add(len(result.topics) - 1)
-            elif translation and _after_cue(tokens, i, lexicon) and _recipient(translation, lexicon):
+            elif translation and i and tokens[i - 1] in POSSESSIVES and _after_cue(tokens, i, lexicon) \
+                    and _recipient(translation, lexicon):
                 for kind, value in _recipient(translation, lexicon):  # "for my sweetheart": whom it is for, as
                     result.add_intent(kind, value)  # "für meinen Schatz" says it
             elif translation:

@@ -587,6 +587,8 @@ def test_a_name_typed_is_that_name_before_the_names_it_translates_to(dist: Dist)
     """"honey" is the entry Honey first, not Schatz (whose English gloss it is), unless another language is asked."""
     for word in ("honey", "darling", "sweetheart"):
         assert answer(word, dist, 5).hits[0].title.lower() == word
+    treasure = read("italian word for treasure", dist)
+    assert "relationship" not in treasure  # "a word for": not whom it is for (only "for my …" says that)
     italian = answer("how do Italians say sweetheart", dist, 5)
     assert dist.items[italian.hits[0].doc]["language"] == "italienisch"
 
