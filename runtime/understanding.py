@@ -14,6 +14,8 @@ knowledge base cannot answer confidently gets an empty result and a hint.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -400,7 +402,7 @@ class Ranking:
         filter and are classics (what the best answer to intents alone takes), twice over."""
         n = len(self.dist.items)
         shares = sorted(len(posting) / n for _, posting in intents.values())[1:] + [len(self.standing[1]) / n]
-        return int(2 * limit / max(float(np.prod(shares)), 1e-9))
+        return int(2 * limit / max(math.prod(shares), 1e-9))
 
     def bounded(self, limit: int) -> tuple[list[Hit], list[str]] | None:
         """The same answer from the heads of long posting lists (petgen/search/query.py `proven_top`), when at
@@ -421,7 +423,7 @@ class Ranking:
         weighted: list[Weighted] = [(sources, scale * w / self.weight, True) for sources, w in self.groups]
         weighted += [([(posting, 1.0, 1.0)], scale * self.intent_weight[kind] / self.weight, not words_lead)
                      for kind, (_, posting) in intents.items()]
-        weighted.append(([(self.standing[1], 1.0, 1.0)], CLASSIC_SHARE, False))
+        weighted.append(([(self.standing[1], 1.0, 1.0)], CLASSIC_SHARE, not words_lead))  # intents alone: the classics lead too
         met = {kind: values for kind, (values, _) in intents.items()}
         weights = [w for _, w in self.groups]
         total = sum(weights)
@@ -448,7 +450,7 @@ class Ranking:
         if found is not None and len(found[0]) >= limit:
             return index.ranked(*found, limit), []
         head = max(HEAD, 4 * limit)
-        if not self.groups:  # intents alone: flat lists (each value 1, then title order), led by the shortest filter
+        if not self.groups:  # intents alone: flat lists (each value 1, then title order), led by the filters and the classics
             head = min(BOUNDED_HEAD, max(head, self._flat_head(intents, limit)))
         while True:
             exact, docs, scores = index.proven_top(weighted, limit, head, score)
