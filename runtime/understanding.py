@@ -15,7 +15,6 @@ knowledge base cannot answer confidently gets an empty result and a hint.
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass, field, replace
 
 import numpy as np
