@@ -145,6 +145,7 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         if hits or not wanted.word:  # a word no name says in that language: read as any other question
             return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases, dist.search.knows)
+    _named_recipient(meaning, dist)
     said = set(meaning.tokens)
     asked = {member for member, words_for in FAMILY.items() if words_for & said or member in said}
     for member in FAMILY.keys() - asked if asked else ():
@@ -178,6 +179,26 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     suggestions = dist.search.suggest(meaning.define or question) if not hits else []
     return Answer(meaning, hits, relaxed, suggestions, hint=None if hits else recipient_hint(meaning),
                   unmet=unmet(meaning, relaxed, hits, dist))
+
+
+def _named_recipient(meaning: Understanding, dist: Dist) -> None:
+    """"für meine Holde", "for my Prinzessin": whom it is for is called by a name of the knowledge base; the
+    question asks for names for whom that name is for (its relationships, any of them, and its gender), the name
+    itself only boosts."""
+    if "relationship" in meaning.intents:
+        return
+    for word in meaning.recipients:
+        docs = dist.docs_by_title.get(word)
+        entry = dist.items[docs[0]] if docs and [word] in meaning.words else None
+        if entry is None or not entry.get("relationship"):
+            continue
+        meaning.words.remove([word])
+        meaning.topics.append([word])
+        for value in entry["relationship"]:
+            meaning.add_intent("relationship", value)
+        if entry.get("gender") in ("sie", "ihn") and "gender" not in meaning.intents:
+            meaning.add_intent("gender", entry["gender"])
+        return
 
 
 def unmet(meaning: Understanding, relaxed: list[str], hits: list[Hit], dist: Dist) -> dict[int, list[str]]:

@@ -583,6 +583,17 @@ def test_a_word_that_could_say_whom_beside_words_no_entry_has_is_noise(dist: Dis
     assert answer(noise, dist, 5).hits == [], noise
 
 
+def test_a_name_whom_it_is_for_is_called_asks_for_names_for_such_a_person(dist: Dist) -> None:
+    """"für meine Holde": names for whom the entry Holde is for (its relationships and gender), Holde first."""
+    for title in ("Holde", "Prinzessin"):
+        entry = dist.items[dist.docs_by_title[title.lower()][0]]
+        found = answer(f"Kosenamen für meine {title}", dist, 5)
+        assert found.meaning.intents["relationship"] == entry["relationship"] and found.hits[0].title == title
+        assert len(found.hits) == 5
+        for hit in found.hits:
+            assert set(dist.items[hit.doc]["relationship"]) & set(entry["relationship"])
+
+
 def test_a_name_typed_is_that_name_before_the_names_it_translates_to(dist: Dist) -> None:
     """"honey" is the entry Honey first, not Schatz (whose English gloss it is), unless another language is asked."""
     for word in ("honey", "darling", "sweetheart"):
