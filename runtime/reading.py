@@ -61,7 +61,9 @@ OFF_TOPIC = (("how", "to"), ("how", "long"), ("how", "old"), ("how", "much"), ("
              ("python",), ("javascript",), ("calculate",), ("berechne",), ("rechne",), ("news",), ("nachrichten",),
              ("thanks",), ("thank", "you"), ("danke",), ("bye",), ("tschuss",), ("hallo",), ("hello",), ("guten", "morgen"),
              ("good", "morning"), ("how", "are", "you"), ("wie", "geht"), ("symptoms",), ("symptome",), ("gedicht",),
-             ("poem",), ("essay",), ("aufsatz",))
+             ("poem",), ("essay",), ("aufsatz",), ("wie", "spat"), ("what", "time"), ("how", "far"), ("wie", "weit"),
+             ("when", "is"), ("wann", "ist"), ("moin",), ("servus",), ("hi", "there"), ("was", "fressen"),
+             ("how", "do", "i", "bake"), ("how", "do", "i", "make"), ("how", "do", "i", "cook"))
 _OFF_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
 for _cue in OFF_TOPIC:
     _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
@@ -111,8 +113,9 @@ WEAK_DEFINITION = frozenset(p for p in DEFINITION if p.pattern.startswith("(?:^|
 # "names starting with S", "Kosenamen mit S", "mit dem Buchstaben Ä": the A–Z letter asked for (an intent).
 LETTER = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:start(?:s|ing)?|begin(?:s|ning)?)\s+with\s+(?:the\s+letter\s+|an?\s+)?[\"'“„]?(?P<x>[a-z])[\"'”“]?(?=[\s?!.,;:]|$)",
-    (r"\b(?:mit|auf)\s+(?:dem\s+|einem\s+)?(?:anfangs)?(?:buchstaben\s+)?[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)"
-    r"(?:\s+(?:anfangen|anfängt|beginnen|beginnt|starten|startet)\b)?"),
+    (r"(?:\b(?:fangen|fängt|faengt|beginnen|beginnt|starten|startet|anfangen|anfängt)\s+)?"
+     r"\b(?:mit|auf)\s+(?:dem\s+|einem\s+)?(?:anfangs)?(?:buchstaben\s+)?[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)"
+     r"(?:\s+(?:an|anfangen|anfängt|beginnen|beginnt|starten|startet)\b)?"),
     r"\b(?:letter|anfangsbuchstaben?|buchstaben?)\s+[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)",
     r"\bwith\s+(?:an?\s+|the\s+)?[\"'“„]?(?P<x>[a-z])[\"'”“]?(?=[\s?!.,;:]|$)",  # "names with a K"
 )]
@@ -120,8 +123,9 @@ LETTER = [re.compile(p, re.IGNORECASE) for p in (
 # (petgen.content.text.length_class), when the word describes names: before a name word (up to two words
 # between), or after one with "die … sind"/"that are" between; a syllable count needs no name word.
 LENGTHS = {"kurz": frozenset({"kurz", "kurze", "kurzer", "kurzes", "kurzen", "knapp", "knappe", "knapper", "knappen",
-                              "short", "shorter", "brief"}),
-           "lang": frozenset({"lang", "lange", "langer", "langes", "langen", "langere", "langeren", "long", "longer"})}
+                              "short", "shorter", "shortest", "brief", "kurzeste", "kurzesten", "kurzester"}),
+           "lang": frozenset({"lang", "lange", "langer", "langes", "langen", "langere", "langeren", "long", "longer",
+                              "longest", "langste", "langsten", "langster"})}
 SYLLABLES = {"zweisilbig": "kurz", "zweisilbige": "kurz", "zweisilbigen": "kurz", "einsilbig": "einsilbig", "einsilbige": "einsilbig", "einsilbiger": "einsilbig",
              "einsilbigen": "einsilbig", "monosyllabic": "einsilbig"}
 _RELATIVE = frozenset({"die", "der", "das", "that", "which", "are", "is", "sind", "ist", "moglichst", "sehr", "very",
@@ -239,6 +243,11 @@ def _people(question: str, lexicon: Lexicon, titles: frozenset[str]) -> set[str]
     return found
 
 
+def names_word(token: str) -> bool:
+    """A word for names: "Kosenamen", "names", or a compound of one ("Tiernamen", "Koseworte", "Spitznamen")."""
+    return token in NAME_WORDS or len(token) > 6 and token.endswith(("namen", "name", "names", "wort", "worte", "worter"))
+
+
 def compares(tokens: list[str], lexicon: Lexicon) -> bool:
     """Whether a question compares ("was ist romantischer", "which is sweeter", "besser", "rather"): a comparison
     word, or a comparative of a lexicon word ("romantischer" of romantisch)."""
@@ -342,7 +351,8 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         return result
     for pattern in LETTER:
         match = pattern.search(question)
-        if match and not (match.group("x") == "a" and re.match(r"\s+\w", question[match.end():])):  # "with a sweet …"
+        if match and not (match.group("x") == "a" and re.match(r"\s+\w", question[match.end():])
+                          and not re.match(r"\s+(?:an|anfangen|anfängt|beginnen|beginnt|starten)\b", question[match.end():])):  # "with a sweet …"
             negated = bool(NEGATIONS.intersection(words(question[:match.start()])[-2:]))  # "nicht mit S", "not starting"
             letters = [initial(match.group("x"))]
             end = match.end()
@@ -356,7 +366,12 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                     result.excluded.append(("letter", letter))
                 else:
                     result.add_intent("letter", letter)
-            question = question[:match.start()] + " " + question[end:]
+            before = question[:match.start()]
+            if negated:  # "nicht mit S anfangen für mein Baby": the negation was the letter's, not the next phrase's
+                for raw in list(RAW_WORD.finditer(before))[-2:][::-1]:
+                    if NEGATIONS.intersection(words(raw.group())):
+                        before = before[:raw.start()] + " " + before[raw.end():]
+            question = before + " " + question[end:]
             break
     tokens = words(question)
     length = _length(tokens)
@@ -373,7 +388,7 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
     if UNUSUAL.intersection(tokens):
         result.excluded.append(("category", CLASSICS))
         tokens = [t for t in tokens if t not in UNUSUAL]
-    quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY | SWEET and tokens[i + 1] in NAME_WORDS]
+    quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY | SWEET and names_word(tokens[i + 1])]
     if quality:  # "ein schöner Kosename für meine Mama": read without "schöner" when the rest asks for something
         rest = _read([t for i, t in enumerate(tokens) if i not in quality], lexicon, titles, aliases, known,
                      replace(result, intents={k: list(v) for k, v in result.intents.items()}))
@@ -429,7 +444,7 @@ def _leave_out(result: Understanding, before: Understanding) -> None:
 
 def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
     """The positions and value of the words asking for short or long names (see LENGTHS), if any."""
-    names = [i for i, t in enumerate(tokens) if t in NAME_WORDS]
+    names = [i for i, t in enumerate(tokens) if names_word(t)]
     for i, token in enumerate(tokens):
         if token in SYLLABLES:
             return (i,), SYLLABLES[token]
@@ -461,8 +476,9 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
         if tokens[i] in NEGATIONS and not _lookup(lexicon, tuple(tokens[i:i + 2])):  # not "nicht binär"
             negate, i = True, i + 1
             continue
-        if tokens[i] in OTHER_THAN and i + 1 < len(tokens) and tokens[i + 1] in ("als", "than", "to"):
-            negate, i = True, i + 2  # "etwas anderes als Schatz", "other than Schatz"
+        if tokens[i] in OTHER_THAN and i + 1 < len(tokens) and tokens[i + 1] in ("als", "than", "to") \
+                or tokens[i] in ("anything", "everything", "alles") and i + 1 < len(tokens) and tokens[i + 1] in ("but", "ausser"):
+            negate, i = True, i + 2  # "etwas anderes als Schatz", "other than Schatz", "anything but honey", "alles außer"
             continue
         union = cue == "or" and after_words  # "X oder Y": Y joins X's group when both are read as words
         anded = cue in ("and", "") and after_words  # "X und Y", "X Y": the same, when both together are too few

@@ -44,11 +44,11 @@ RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "re
 # leaves them out ("Kosename für meine Mama" does not answer Schwesterchen).
 FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bruder", "brother", "bruderchen"},
           "mama": {"mama", "mutter", "mom", "mum", "mother", "mami", "mutti", "schwiegermutter", "schwiegermama",
-                   "stiefmutter", "stepmom", "stepmother"},
+                   "stiefmutter", "stepmom", "stepmother", "eltern", "parents"},
           "papa": {"papa", "vater", "dad", "father", "papi", "vati", "schwiegervater", "schwiegerpapa", "stiefvater",
-                   "stepdad", "stepfather"},
-          "oma": {"oma", "omi", "grandma", "granny", "grandmother", "grossmutter"},
-          "opa": {"opa", "opi", "grandpa", "grandfather", "grossvater"},
+                   "stepdad", "stepfather", "eltern", "parents"},
+          "oma": {"oma", "omi", "grandma", "granny", "grandmother", "grossmutter", "grosseltern", "grandparents"},
+          "opa": {"opa", "opi", "grandpa", "grandfather", "grossvater", "grosseltern", "grandparents"},
           "tochter": {"tochter", "daughter"}, "sohn": {"sohn", "son"}, "tante": {"tante", "aunt"},
           "onkel": {"onkel", "uncle"}}
 # Whom one works with, lives next to or learns with: romantic and passionate names are left out ("Spitzname für den
@@ -58,8 +58,10 @@ ACQUAINTANCES = frozenset({"nachbar", "nachbarin", "nachbarn", "neighbor", "neig
                            "classmate", "lehrer", "lehrerin", "teacher"})
 WORKPLACE = folded({"buro", "office", "work", "arbeit", "team", "chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
                        "vorgesetzten", "arbeitskollege", "arbeitskollegin", "arbeitskollegen", "coworker",
-                       "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate"})
-AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"))
+                       "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate", "teammates",
+                       "abteilung", "firma", "job", "kollegium", "workplace", "coworker"})
+# … nor cuddly or tender ones ("office nicknames for colleagues" does not answer Knuddel)
+AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"), ("mood", "kuschelig"), ("mood", "zaertlich"))
 # An older family member: names only children are given (for children, not for partners or friends) are left out
 # ("nostalgische Kosenamen für den Opa" does not answer Dreikäsehoch).
 ELDERS = folded({"oma", "omi", "opa", "opi", "grandma", "grandpa", "granny", "grandmother", "grandfather", "grossmutter",
@@ -146,6 +148,9 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
             return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases, dist.search.knows)
     _named_recipient(meaning, dist)
+    missing = _without_entries(meaning, dist)
+    if missing is not None:  # "russische Kosenamen": none of that language; not German names in its place
+        return Answer(meaning, [], suggestions=[], hint=missing)
     said = set(meaning.tokens)
     asked = {member for member, words_for in FAMILY.items() if words_for & said or member in said}
     for member in FAMILY.keys() - asked if asked else ():
@@ -179,6 +184,28 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
     suggestions = dist.search.suggest(meaning.define or question) if not hits else []
     return Answer(meaning, hits, relaxed, suggestions, hint=None if hits else recipient_hint(meaning),
                   unmet=unmet(meaning, relaxed, hits, dist))
+
+
+def _without_entries(meaning: Understanding, dist: Dist) -> str | None:
+    """Intent values no entry has are dropped (and ignored); when every language or region asked for is such a
+    value, there is nothing to answer: the hint names the ones the knowledge base has."""
+    for kind in ("language", "region", "category", "mood"):
+        values = meaning.intents.get(kind, [])
+        kept = [value for value in values if dist.mask(kind, value).any()]
+        if kept == values:
+            continue
+        for value in values:
+            if value not in kept:
+                meaning.ignore(value)
+        if kept:
+            meaning.intents[kind] = kept
+            continue
+        del meaning.intents[kind]
+        if kind in ("language", "region"):
+            have = [value for value in dist.facets.get(kind, []) if dist.facet_counts.get(kind, {}).get(value)]
+            return (f"the knowledge base has no names of {kind} {', '.join(values)}; ask for one it has: "
+                    f"{', '.join(have)}")
+    return None
 
 
 def _named_recipient(meaning: Understanding, dist: Dist) -> None:
