@@ -34,7 +34,7 @@ def folded(vocabulary: set[str]) -> frozenset[str]:
     return frozenset(" ".join(words(w)) for w in vocabulary)
 
 
-RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
+RECIPIENT_CUES = frozenset({"fur", "furs", "for", "zu", "zum", "zur", "to", "an"})  # "für ein Baby": Baby is whom it is for
 # … "for my sweetheart": whose (not "a word for treasure")
 POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their", "mein", "meine", "meinen", "meinem", "meiner",
                          "dein", "deine", "deinen", "deinem", "deiner", "unser", "unsere", "unseren", "unserem", "unserer"})
@@ -68,6 +68,8 @@ _OFF_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
 for _cue in OFF_TOPIC:
     _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
 ASKS_FOR_NAMES = frozenset({"call", "calling", "called", "name", "address", "nickname", "pronounce", "spell", "nennen", "nenn",
+                            "liebevoll", "lovingly", "affectionately", "endearment", "endearments", "kosewort", "koseworte",
+                            "koseworter", "anreden", "anrede",
                             "nenne", "nennst", "nennt", "rufen", "ruf", "rufe", "rufst",
                             "ansprechen", "aussprechen", "ausspricht", "schreiben", "schreibt"})
 COMPARISONS = frozenset({"besser", "better", "lieber", "rather", "eher", "more", "mehr", "which", "welcher", "welches",
@@ -101,6 +103,9 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:story|history)\s+(?:behind|of)\s+(?:the\s+(?:pet\s+)?(?:name|nickname)\s+)?(?P<x>.+)",
     r"\bgeschichte\s+(?:hinter|von|des\s+kosenamens|zu)\s+(?P<x>.+)",
     r"\bwas\s+versteht\s+man\s+unter\s+(?P<x>.+)",
+    r"\bwer\s+wird\s+(?P<x>.+?)\s+genannt\b",
+    r"\bzu\s+wem\s+sagt\s+man\s+(?P<x>.+)",
+    r"\bwho\s+(?:is|gets|do\s+you)\s+call(?:ed)?\s+(?P<x>.+)",
     r"^(?P<x>[^–—:,-]+?)\s*[–—:,-]+\s*(?:was\s+(?:hei(?:ß|ss)t|bedeutet|meint)\s+das|what\s+does\s+(?:it|that)\s+mean)\b",
 )]
 # "Ist Spatzl frech?", "Is Knirps a funny name?", "Kann man Schatz zu Kollegen sagen?": a yes-or-no question about a
@@ -404,12 +409,33 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
             return _bounded(rest)
     found = _bounded(_read(tokens, lexicon, titles, aliases, known, result))
     found.tokens = tokens
+    _languages_of_names(found, tokens, lexicon)
     categories = found.intents.get("category", [])
     if CLASSICS in categories and (len(categories) > 1 and not UNION_CUES.intersection(tokens) or "region" in found.intents):
         categories.remove(CLASSICS)  # "klassische Tiernamen": animal names, the classics first (by their standing);
         if not categories:  # "typisch Berliner": a region's names are seldom classics anywhere
             del found.intents["category"]
     return found
+
+
+def _languages_of_names(result: Understanding, tokens: list[str], lexicon: Lexicon) -> None:
+    """Of several languages, the ones said of the names ("English pet names", "italienische Kosenamen") when
+    another is said of people ("… Germans use", "… my German friends"): "english pet names germans use"
+    asks for English names."""
+    languages = result.intents.get("language", [])
+    if len(languages) < 2:
+        return
+    def language(token: str) -> list[str]:
+        return [value for kind, value in _lookup(lexicon, (token,)) or [] if kind == "language"]
+
+    of_names: list[str] = []
+    for j, token in enumerate(tokens):  # the languages right before a word for names, with "or"/"and" between
+        k = j - 1 - (j > 0 and tokens[j - 1] == "pet")
+        while names_word(token) and k >= 0 and (language(tokens[k]) or tokens[k] in UNION_CUES | AND_CUES):
+            of_names.extend(language(tokens[k]))
+            k -= 1
+    if of_names and set(of_names) < set(languages):
+        result.intents["language"] = [value for value in languages if value in of_names]
 
 
 def _bounded(result: Understanding) -> Understanding:
@@ -473,7 +499,8 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
     cue = ""  # "oder" or "und" followed it
     negate = negated = False  # "ohne"/"nicht"/"not" came before the next phrase; the last phrase was left out
     while i < len(tokens):
-        if tokens[i] in NEGATIONS and not _lookup(lexicon, tuple(tokens[i:i + 2])):  # not "nicht binär"
+        if tokens[i] in NEGATIONS and not any(_lookup(lexicon, tuple(tokens[i:i + n]))  # not "nicht binär", "nie aus dem Bett"
+                                              for n in range(2, MAX_PHRASE + 1) if i + n <= len(tokens)):
             negate, i = True, i + 1
             continue
         if tokens[i] in OTHER_THAN and i + 1 < len(tokens) and tokens[i + 1] in ("als", "than", "to") \
@@ -506,7 +533,9 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                 i += 1
                 break
             text = " ".join(phrase)
-            as_name = text in titles and not _after_cue(tokens, i, lexicon)
+            as_name = text in titles and not _after_cue(tokens, i, lexicon) \
+                and not (i + size < len(tokens) and names_word(tokens[i + size])  # "Baby-Kosenamen", "baby nicknames"
+                         and any(kind == "relationship" for kind, _ in actions))
             translation: list[str] = []
             intents = []
             standing = False  # a word for the classics ("bekannt", "popular") says how common a name is, not its topic

@@ -329,7 +329,7 @@ def _not_about_names(meaning: Understanding, unknown: int, known: float) -> bool
     Geräusche"), with no word asking for names: not a question about pet names."""
     if not meaning.intents:
         return unknown > known
-    if NAME_WORDS & set(meaning.tokens):
+    if NAME_WORDS & set(meaning.tokens) or ASKS_FOR_NAMES & set(meaning.tokens):
         return False
     kinds = set(meaning.intents)
     if not known and not RECIPIENT_CUES.intersection(meaning.tokens) and not ASKS_FOR_NAMES.intersection(meaning.tokens):

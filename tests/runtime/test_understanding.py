@@ -87,6 +87,9 @@ def items(found: Any, dist: Dist) -> list[dict[str, Any]]:
     ("the longest pet names you have", "length", ["lang"]),
     ("die kürzesten Kosenamen", "length", ["kurz"]),
     ("old timey pet names for my husband", "mood", ["nostalgisch"]),
+    ("english pet names germans use for girlfriends", "language", ["englisch"]),
+    ("Polish or Spanish pet names", "language", ["polnisch", "spanisch"]),
+    ("baby nicknames from switzerland", "relationship", ["kind"]),
 ])
 def test_intents_german_and_english(dist: Dist, question: str, facet: str, values: list[str]) -> None:
     assert read(question, dist)[facet] == values
@@ -592,6 +595,15 @@ def test_a_language_no_entry_has_gets_an_empty_answer_naming_those_there_are(dis
     if "language" not in read(f"Kosenamen auf {empty[0].capitalize()}", dist):
         pytest.skip(f"the lexicon has no word for {empty[0]}")
     assert found.hits == [] and found.hint and "deutsch" in found.hint and empty[0] in found.hint
+
+
+def test_affection_words_and_who_is_called_ask_about_names(dist: Dist) -> None:
+    """"liebevoll" asks for names even beside a place and unknown words; "wer wird X genannt" defines X; a negation
+    that begins a lexicon phrase is that phrase ("nie aus dem Bett": a sleepyhead, not "not sleepy")."""
+    assert len(answer("wie redet man sich in Berlin liebevoll an", dist, 5).hits) >= 3
+    assert answer("wer wird Hascherl genannt", dist, 5).hits[0].title == "Hascherl"
+    late = answer("meine Frau kommt morgens nie aus dem Bett, Kosename?", dist, 5)
+    assert not late.meaning.excluded and "Schlafmütze" in [h.title for h in late.hits]
 
 
 def test_negations_and_exclusions_keep_their_scope(dist: Dist) -> None:
