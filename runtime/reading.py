@@ -526,11 +526,12 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                     phrase = [tokens[i]]
             if actions is None:
                 continue
-            if not actions:  # filler
-                result.ignore(tokens[i])
+            if not actions:  # filler: a word, or a phrase the lexicon lists without translations ("den ganzen Tag")
+                for token in tokens[i:i + size]:
+                    result.ignore(token)
                 filler = True
                 cue = cue or ("or" if tokens[i] in UNION_CUES else "and" if tokens[i] in AND_CUES else "")
-                i += 1
+                i += size
                 break
             text = " ".join(phrase)
             as_name = text in titles and not _after_cue(tokens, i, lexicon) \

@@ -182,8 +182,27 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         return Answer(meaning, [], suggestions=dist.search.suggest(question), hint=recipient_hint(meaning))
     hits, relaxed = descending(found[0]), found[1]
     suggestions = dist.search.suggest(meaning.define or question) if not hits else []
-    return Answer(meaning, hits, relaxed, suggestions, hint=None if hits else recipient_hint(meaning),
-                  unmet=unmet(meaning, relaxed, hits, dist))
+    missed = unmet(meaning, relaxed, hits, dist)
+    wordless = _without_words(meaning, dist, hits)
+    for doc in wordless:
+        missed.setdefault(doc, []).append("words")
+    return Answer(meaning, hits, [*relaxed, "words"] if wordless else relaxed, suggestions,
+                  hint=None if hits else recipient_hint(meaning), unmet=missed)
+
+
+def _without_words(meaning: Understanding, dist: Dist, hits: list[Hit]) -> list[int]:
+    """The hits that match none of the question's words, only what it asks for besides ("Kosename für mein Baby,
+    das ständig kichert": Kichererbse, then names for babies that say nothing of giggling): they fill up a list,
+    and say so (`relaxed: ["words"]`)."""
+    searched = [g for g in meaning.words if g[0] not in meaning.ignored]
+    if not hits or not searched or meaning.define is not None or not (meaning.intents or meaning.topics):
+        return []
+    index, docs = dist.search, np.asarray([hit.doc for hit in hits], dtype=np.int32)
+    fanout = prefix_share(prefix_words([g for g in searched if len(g[0]) >= MIN_WORD]))
+    matched = np.zeros(len(docs), dtype=bool)
+    for group in searched:
+        matched |= index.values_at(index.sources(group, prefix=len(group[0]) >= MIN_WORD, fanout=fanout), docs) > 0
+    return [int(doc) for doc in docs[~matched]]
 
 
 def _without_entries(meaning: Understanding, dist: Dist) -> str | None:

@@ -18,6 +18,7 @@ from petgen.contract.limits import QUERY_WORDS
 from petgen.contract.schemas import schema_for
 from petgen.search.index import words
 from petgen.search.query import SearchIndex
+from runtime.ask import AskRequest, ask_json
 from runtime.builds.dist import Dist
 from runtime.understanding import FLOOR, Ranking, answer, understand
 from tests.conftest import REPO
@@ -604,6 +605,19 @@ def test_affection_words_and_who_is_called_ask_about_names(dist: Dist) -> None:
     assert answer("wer wird Hascherl genannt", dist, 5).hits[0].title == "Hascherl"
     late = answer("meine Frau kommt morgens nie aus dem Bett, Kosename?", dist, 5)
     assert not late.meaning.excluded and "Schlafmütze" in [h.title for h in late.hits]
+
+
+def test_results_that_match_no_word_of_the_question_say_so(dist: Dist) -> None:
+    """A trait few names say, asked with whom it is for: the names that say it, then names for whom it is for with
+    `relaxed: ["words"]` (they match none of the question's words); a result matching a word never says so."""
+    found = answer("a nickname for a baby who giggles all the time", dist, 5)
+    assert found.relaxed[-1] == "words" and found.hits[0].title == "Kichererbse" and not found.unmet.get(found.hits[0].doc)
+    fillers = [hit for hit in found.hits if "words" in found.unmet.get(hit.doc, [])]
+    assert fillers and all("kind" in dist.items[hit.doc]["relationship"] for hit in fillers)
+    assert "words" not in answer("Sonne und Mond", dist, 5).relaxed
+    body = ask_json(AskRequest("a nickname for a baby who giggles all the time", dist.site.site, 5, False), dist)
+    ASK.validate(orjson.loads(orjson.dumps(body)))
+    assert body["_meta"]["relaxed"][-1] == "words" and body["result"][-1]["relaxed"] == ["words"]
 
 
 def test_negations_and_exclusions_keep_their_scope(dist: Dist) -> None:
