@@ -173,7 +173,7 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         meaning.add_intent("category", CLASSICS)  # "Kosenamen", "pet names, nothing cheesy": the classics
     if sum(g[0] in dist.title_words for g in meaning.words) >= 2 and compares(meaning.tokens, dist.lexicon_index):
         meaning.soft |= set(meaning.intents) - {"not"}  # "Hase oder Maus – was ist romantischer?": both, first
-    if off_topic(meaning.tokens) and set(meaning.intents) <= PLACES | {"category", "mood"}:  # "how to train a puppy", "wie alt ist …"
+    if off_topic(meaning.tokens) and meaning.define is None:  # "how to train a puppy", "wie alt ist …", "… lyrics"
         return Answer(meaning, [], suggestions=[], hint=None)
     found = _rank(meaning, dist, limit)
     if found is not None and meaning.anded and (len(found[0]) < limit or found[1]):

@@ -580,7 +580,8 @@ def test_a_place_beside_words_no_entry_has_is_noise(dist: Dist, noise: str) -> N
 
 
 @pytest.mark.parametrize("noise", ["how to train a puppy", "how long do hamsters live", "Wo kann ich Bärchen-Gummis kaufen?",
-                                   "wie alt ist der Papst", "who won the world cup", "Ich hasse Montage", "how to bake bread"])
+                                   "wie alt ist der Papst", "who won the world cup", "Ich hasse Montage", "how to bake bread",
+                                   "what is love baby dont hurt me lyrics", "how to make my girlfriend happy"])
 def test_questions_about_something_else_are_noise(dist: Dist, noise: str) -> None:
     """How to do a thing, how old or long, where to buy, who won: not a question about names, whatever word matches."""
     assert answer(noise, dist, 5).hits == [], noise
