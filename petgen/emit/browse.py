@@ -15,14 +15,13 @@ from functools import cached_property, partial
 from operator import attrgetter
 from typing import Any
 
-from markupsafe import Markup
-
 from petgen.build.cache import EntryMemo
 from petgen.build.dist import HTML, DistWriter, unit_key
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Entry, Site
 from petgen.content.text import initial as title_initial
 from petgen.contract.resources import entry_url, list_route
+from petgen.emit import listpage
 from petgen.emit.templating import environment, esc, script_json
 
 SLUG = attrgetter("slug")
@@ -225,21 +224,21 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     Each page is a unit (`DistWriter.unit`) keyed by what it shows besides the context: its list's size and its
     cards; an incremental build renders only the pages whose cards changed."""
     env = environment(kb.site)
-    template = env.get_template("list.html")
     site = kb.site
+    frame = listpage.frame(site)
     cards, digests = browse.cards, browse.card_digests
 
     def render(kind: Kind, page: ListPage, moods: list[dict[str, str]], number: int, rel: str) -> None:
         url = browse.url(kind.name, page.slug)
         shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
         canonical = url if number == 1 else f"{url}{number}/"
-        html = template.render(
-            site=site, page=page, kind=kind, canonical=canonical, size=PAGE_SIZE, moods=moods,
-            pagination=pagination(url, len(page.entries), PAGE_SIZE, number),
-            overview=browse.overview_url(kind.name), api=api_path(page),
-            cards=Markup("".join(cards[e.slug] for e in shown)),
-            jsonld=term_set(page.label, page.description, canonical, shown, site))
-        writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+        html = listpage.list_page(
+            frame, site, label=page.label, title=page.title, description=page.description, kind_title=kind.title,
+            overview=browse.overview_url(kind.name), api=api_path(page), total=len(page.entries), moods=moods,
+            pagination=pagination(url, len(page.entries), PAGE_SIZE, number), size=PAGE_SIZE, canonical=canonical,
+            cards="".join([cards[e.slug] for e in shown]), jsonld=term_set(page.label, page.description, canonical,
+                                                                           shown, site))
+        writer.add_file("/" + rel, rel + "index.html", html, HTML)
 
     for kind in KINDS:
         for page in browse.lists[kind.name]:
@@ -270,19 +269,21 @@ def letter_slug(letter: str) -> str:
 def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     """/a-z/ (the letters with their counts, also at /names/, canonical /a-z/) and /a-z/{letter}/ (the names,
     as links, paginated); each page a unit keyed by the letters, the total and the names it shows."""
-    template = environment(kb.site).get_template("az.html")
+    frame = listpage.frame(kb.site)
     groups = browse.by_letter
     letters = browse.letters
+    navs = listpage.letter_links(letters)
     index = unit_key(str(len(kb.entries)), *(f"{letter}\0{count}" for letter, _, count in letters))
 
     def render(letter: str | None, url: str, number: int, shown: list[Entry], canonical: str) -> None:
-        pages = pagination(url, len(groups.get(letter, []) if letter else []), AZ_PAGE_SIZE, number)
-        html = template.render(site=kb.site, letter=letter, letters=letters, names=shown, pagination=pages,
-                               canonical=canonical, total=len(kb.entries))
+        named = len(groups.get(letter, []) if letter else [])
+        html = listpage.az_page(frame, kb.site, letter=letter, nav=navs[letter], letter_total=named, names=shown,
+                                pagination=pagination(url, named, AZ_PAGE_SIZE, number), canonical=canonical,
+                                total=len(kb.entries))
         rel = canonical.removeprefix(browse.base + "/")
-        writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+        writer.add_file("/" + rel, rel + "index.html", html, HTML)
         if letter is None:  # /names/ (the parent of every entry's page) shows the same letters
-            writer.add_file("/names/", "names/index.html", html.encode(), HTML)
+            writer.add_file("/names/", "names/index.html", html, HTML)
 
     for letter, url, _ in [(None, f"{browse.base}/a-z/", 0), *letters]:
         entries = groups.get(letter, []) if letter else []
