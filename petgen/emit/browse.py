@@ -15,6 +15,8 @@ from functools import cached_property, partial
 from operator import attrgetter
 from typing import Any
 
+import orjson
+
 from petgen.build.cache import EntryMemo
 from petgen.build.dist import HTML, DistWriter, unit_key
 from petgen.content.kb import KnowledgeBase
@@ -202,13 +204,18 @@ def pagination(url: str, total: int, size: int, number: int) -> dict[str, Any]:
             "next": f"{url}{number + 1}/" if number < count else None}
 
 
-def term_set(name: str, description: str, url: str, entries: list[Entry], site: Site) -> str:
-    """JSON-LD for a list page: a DefinedTermSet with the names it shows."""
+def term_set(name: str, description: str, url: str, terms: list[orjson.Fragment], site: Site) -> str:
+    """JSON-LD for a list page: a DefinedTermSet with the names it shows (`defined_terms` of each)."""
     return script_json({
         "@context": "https://schema.org", "@type": "DefinedTermSet", "name": name, "description": description,
-        "url": url, "inLanguage": site.language,
-        "hasDefinedTerm": [{"@type": "DefinedTerm", "name": e.title, "url": entry_url(site, e.slug)} for e in entries],
+        "url": url, "inLanguage": site.language, "hasDefinedTerm": terms,
     })
+
+
+def defined_terms(entries: list[Entry], site: Site) -> dict[str, orjson.Fragment]:
+    """Each entry as a DefinedTerm of `term_set`, encoded once (it is in several lists), by slug."""
+    return {e.slug: orjson.Fragment(orjson.dumps({"@type": "DefinedTerm", "name": e.title,
+                                                  "url": entry_url(site, e.slug)})) for e in entries}
 
 
 def api_path(page: ListPage) -> str:
@@ -227,6 +234,7 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     site = kb.site
     frame = listpage.frame(site)
     cards, digests = browse.cards, browse.card_digests
+    terms = defined_terms(kb.entries, site)
 
     def render(kind: Kind, page: ListPage, moods: list[dict[str, str]], number: int, rel: str) -> None:
         url = browse.url(kind.name, page.slug)
@@ -236,8 +244,8 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
             frame, site, label=page.label, title=page.title, description=page.description, kind_title=kind.title,
             overview=browse.overview_url(kind.name), api=api_path(page), total=len(page.entries), moods=moods,
             pagination=pagination(url, len(page.entries), PAGE_SIZE, number), size=PAGE_SIZE, canonical=canonical,
-            cards="".join([cards[e.slug] for e in shown]), jsonld=term_set(page.label, page.description, canonical,
-                                                                           shown, site))
+            cards="".join([cards[e.slug] for e in shown]), jsonld=term_set(
+                page.label, page.description, canonical, [terms[e.slug] for e in shown], site))
         writer.add_file("/" + rel, rel + "index.html", html, HTML)
 
     for kind in KINDS:
