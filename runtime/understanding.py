@@ -125,17 +125,19 @@ def left_out(kind: str, value: str, dist: Dist) -> np.ndarray:
     return dist.titles_with(value, at_start=kind == "begins")
 
 
-def standing(dist: Dist, everywhere: bool) -> tuple[np.ndarray, Posting]:
+def standing(dist: Dist, everywhere: bool, native: bool = True) -> tuple[np.ndarray, Posting]:
     """Per document, 0..1: CLASSIC for a classic, plus EVERYWHERE for a name used everywhere (region
     ueberregional) when the question asks no region (`everywhere`): Schatz before Madl and Deern, unless asked;
+    — and, when it asks no language (`native`), a German one: Bär before Habibi for a grandfather —
     plus up to CITED by how often other entries name it as related (`Dist.cited_share`): Schatz before Hasi."""
     def make() -> np.ndarray:
         values = dist.classic_mask * (CLASSIC if everywhere else CLASSIC + EVERYWHERE) + CITED * dist.cited_share
         if everywhere:
-            values = values + EVERYWHERE * dist.mask("region", SUPRAREGIONAL)
+            used = dist.mask("region", SUPRAREGIONAL)
+            values = values + EVERYWHERE * (used & dist.mask("language", "deutsch") if native else used)
         return values
 
-    return dist.search.posting_of(("standing", everywhere), make)
+    return dist.search.posting_of(("standing", everywhere, native), make)
 
 
 def answer(question: str, dist: Dist, limit: int) -> Answer:
@@ -373,7 +375,7 @@ class Ranking:
 
     @property
     def standing(self) -> tuple[np.ndarray, Posting]:
-        return standing(self.dist, "region" not in self.meaning.intents)
+        return standing(self.dist, "region" not in self.meaning.intents, "language" not in self.meaning.intents)
 
     @property
     def met(self) -> dict[str, np.ndarray]:

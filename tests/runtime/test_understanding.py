@@ -621,6 +621,14 @@ def test_results_that_match_no_word_of_the_question_say_so(dist: Dist) -> None:
     assert body["_meta"]["relaxed"][-1] == "words" and body["result"][-1]["relaxed"] == ["words"]
 
 
+def test_with_no_language_asked_german_names_come_first(dist: Dist) -> None:
+    """Among names that fit equally, one used everywhere counts only if it is German when no language is asked
+    (for a grandparent: Sonnenschein before Habibti); asked for one, its names come first as before."""
+    for question in ("Kosename für meinen Opa", "liebevolle Namen für meine Oma"):
+        assert all(dist.items[hit.doc]["language"] == "deutsch" for hit in answer(question, dist, 5).hits[:3]), question
+    assert dist.items[answer("arabische Kosenamen für meine Oma", dist, 5).hits[0].doc]["language"] == "arabisch"
+
+
 def test_negations_and_exclusions_keep_their_scope(dist: Dist) -> None:
     negated = answer("Kosenamen, die nicht mit S anfangen, für mein Baby", dist, 5).meaning
     assert negated.intents["relationship"] == ["kind"] and negated.excluded == [("letter", "s")]
