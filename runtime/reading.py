@@ -169,6 +169,8 @@ class Understanding:
     recipients: list[str] = field(default_factory=list)  # unknown words after "für"/"for" (whom a name is for)
     excluded: list[tuple[str, str]] = field(default_factory=list)  # (kind, value) or ("title", word): left out
     tokens: list[str] = field(default_factory=list)  # the question's folded words
+    # the posting lists of word groups as ranking looked them up (runtime/understanding.py `_sources`)
+    sources: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def add_word_group(self, group: list[str], *, union: bool) -> None:
         if union and self.words:

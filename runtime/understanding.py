@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from petgen.content.model import SUPRAREGIONAL
-from petgen.search.query import HEAD_GROWTH, MATCH, MAX_HEAD, Hit, Source, Weighted, prefix_share, prefix_words
+from petgen.search.query import HEAD_GROWTH, MATCH, MAX_HEAD, Hit, SearchIndex, Source, Weighted, prefix_share, prefix_words
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
@@ -203,8 +203,17 @@ def _without_words(meaning: Understanding, dist: Dist, hits: list[Hit]) -> list[
     fanout = prefix_share(prefix_words([g for g in searched if len(g[0]) >= MIN_WORD]))
     matched = np.zeros(len(docs), dtype=bool)
     for group in searched:
-        matched |= index.values_at(index.sources(group, prefix=len(group[0]) >= MIN_WORD, fanout=fanout), docs) > 0
+        matched |= index.values_at(_sources(meaning, index, group, len(group[0]) >= MIN_WORD, fanout), docs) > 0
     return [int(doc) for doc in docs[~matched]]
+
+
+def _sources(meaning: Understanding, index: SearchIndex, group: list[str], prefix: bool, fanout: int) -> list[Source]:
+    """A word group's posting lists, looked up once per question (ranking, "either", the words check all ask)."""
+    key = (tuple(group), prefix, fanout)
+    found = meaning.sources.get(key)
+    if found is None:
+        found = meaning.sources[key] = index.sources(group, prefix=prefix, fanout=fanout)
+    return found
 
 
 def _without_entries(meaning: Understanding, dist: Dist) -> str | None:
@@ -307,7 +316,7 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
     for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
         joined = meaning.joined if kind is meaning.words else set()
         for n, g in enumerate(kind):
-            sources = index.sources(g, prefix=prefix_ok and len(g[0]) >= MIN_WORD, fanout=fanout)
+            sources = _sources(meaning, index, g, prefix_ok and len(g[0]) >= MIN_WORD, fanout)
             if not sources:
                 if weight == 1.0:  # a topic word that matches nothing still asked for its intent
                     meaning.ignore(g[0])
