@@ -15,11 +15,14 @@ from typing import Any
 
 from petgen.content.model import Entry
 
-# The fields the build reads of every entry (validation across entries, keys, lists, cards, the search index,
-# the sitemap); the others are loaded with the entry's chunk when first read.
+# The fields the build reads of every entry (validation across entries, keys, lists, cards, the sitemap); the
+# others are loaded with the entry's chunk when first read. Not among them, though every entry has them: its
+# search terms and its phrase hashes (more than half of what the light forms would hold), which a rebuild reads
+# of the changed entries only: the search index and the phrase count are updated from the last build's, which
+# keep them (petgen/search/update.py, petgen/content/phrases.py).
 LIGHT_FIELDS = ("slug", "path", "title", "meaning", "variants", "categories", "moods", "keywords", "related",
                 "datePublished", "lastReviewed", "relationship", "gender", "region", "originCertainty", "genderNote",
-                "language", "sentences", "terms", "name_keys", "phrases")
+                "language", "sentences", "name_keys")
 _LOAD = "_load"
 
 

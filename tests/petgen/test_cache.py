@@ -290,7 +290,7 @@ def _memo(cache: Path, name: str) -> Path:
 
 def test_summaries_are_kept_per_entry_file_and_made_again_only_for_changed_ones(
         content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    log = tmp_path / "made"  # a file: an incremental build makes the summaries in a forked child
+    log = tmp_path / "made"  # a file: written wherever the build makes the summaries (it may fork)
     original = petgen.emit.api.encoded_summary
 
     def spy(entry, *args, **kwargs):  # type: ignore[no-untyped-def]
