@@ -159,6 +159,7 @@ def _reparse(paths: dict[str, tuple[str, str]], key: str) -> Entry:
     entry = _parse_source(path, raw)[0] if entry_key(rel, raw) == key else None
     if entry is None:
         raise ContentError([Problem(path, 1, "changed while the build ran", "build again")])
+    sign_entries([entry])  # as a parse worker does (not every field of these is in the light form)
     return entry
 
 
