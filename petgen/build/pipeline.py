@@ -253,9 +253,9 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
 class Edit:
     """An incremental build (petgen/build/incremental.py), begun as soon as the entries are loaded, before the
     checks across entries (`load_knowledge_base`'s `before_checks`): the spare tree (or a clone of the live one)
-    is taken, and a forked child writes the search index (if its inputs changed: updated from the last build's)
-    and the discovery documents into it while this process runs the checks, then writes the changed entries, the
-    JSON API and the site (`finish`). If the checks fail, `abandon` waits for the child and gives up the tree
+    is taken, and a forked child writes the search index (if its inputs changed: updated from the last build's),
+    the JSON API and the discovery documents into it while this process runs the checks, then writes the changed
+    entries and the site (`finish`). If the checks fail, `abandon` waits for the child and gives up the tree
     (the spare is marked as changing first, so no state describes it). `writer` is None when too many entries
     changed: the caller builds in full."""
 
@@ -307,7 +307,6 @@ class Edit:
             emit_changed_entries(outputs.kb, writer, self.pages, self.keys, state.entries)
             if self.child is None:
                 _emit_child_part(outputs, writer)
-            emit_api(outputs.kb, writer)
             emit_site(outputs.kb, writer)
             if self.child is not None:
                 routes, written, units, changed, reused = self.child.result()
@@ -358,10 +357,11 @@ def _emit_forked() -> ChildResult:
 
 
 def _emit_child_part(outputs: Outputs, writer: DistWriter) -> None:
-    """What an `Edit`'s child writes: the search index and the discovery documents (about as much work as the
-    parent's part after the checks: the changed entries, the JSON API and the site)."""
+    """What an `Edit`'s child writes: the search index, the JSON API and the discovery documents (about as much
+    work as the parent's: the checks across entries, the changed entries and the site)."""
     docs = Documents(outputs.kb)
     emit_search_index(outputs.kb, writer, docs, entry_digests(outputs.kb, docs), outputs.search_state)
+    emit_api(outputs.kb, writer)
     emit_openapi_and_discovery(outputs.kb, writer)
 
 

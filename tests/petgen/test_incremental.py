@@ -320,7 +320,7 @@ def test_an_edit_cuts_llms_full_from_the_last_one_and_keeps_the_big_states(bundl
 @pytest.mark.parametrize("served", [False, True])
 def test_an_edit_that_fails_the_checks_across_entries_changes_nothing(bundled: Path, tmp_path: Path, served: bool,
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """An incremental build writes into its tree (the search index and discovery: in a forked child)
+    """An incremental build writes into its tree (the search index, the JSON API, discovery: in a forked child)
     while it checks across entries; when a check fails (here a variant that is another entry's title), the live
     tree is as it was, no other tree is left beside it, the spare (or, while a runtime holds it, the clone) is not
     trusted, and the build after the fix equals a clean build."""
