@@ -15,14 +15,14 @@ from typing import Any
 
 from petgen.content.model import Entry
 
-# The fields the build reads of every entry (validation across entries, keys, lists, cards, the sitemap); the
-# others are loaded with the entry's chunk when first read. Not among them, though every entry has them: its
-# search terms and its phrase hashes (more than half of what the light forms would hold), which a rebuild reads
-# of the changed entries only: the search index and the phrase count are updated from the last build's, which
-# keep them (petgen/search/update.py, petgen/content/phrases.py).
+# The fields the build reads of every entry (validation across entries, keys, lists, cards, the search index of
+# a build into a new directory, the sitemap); the others are loaded with the entry's chunk when first read. Not
+# among them, though every entry has them: its phrase hashes (almost half of what the light forms would hold),
+# which a build reads of the changed entry files only: the phrase count is updated from the last one, which keeps
+# them (petgen/content/phrases.py).
 LIGHT_FIELDS = ("slug", "path", "title", "meaning", "variants", "categories", "moods", "keywords", "related",
                 "datePublished", "lastReviewed", "relationship", "gender", "region", "originCertainty", "genderNote",
-                "language", "sentences", "name_keys")
+                "language", "sentences", "terms", "name_keys")
 _LOAD = "_load"
 
 
