@@ -77,7 +77,8 @@ class Editor:
 
     def step(self) -> str:
         slug = self.random.choice(self.slugs())
-        kind = self.random.choice(["meaning", "title", "moods", "add", "rename", "delete"])
+        kind = self.random.choice(["meaning", "title", "moods", "categories", "related", "add", "rename", "reletter",
+                                   "delete"])
         text = self.text(slug)
         if kind == "meaning":
             self.write(slug, re.sub(r'^meaning: ("?)', r"meaning: \1Neu gesagt, ", text, count=1, flags=re.MULTILINE))
@@ -86,12 +87,28 @@ class Editor:
         elif kind == "moods":  # leaves some lists, joins others
             mood = self.random.choice(["frech", "romantisch", "verspielt", "nostalgisch"])
             self.write(slug, re.sub(r"^moods: .*$", f"moods: [{mood}]", text, count=1, flags=re.MULTILINE))
+        elif kind == "categories":  # moves between category pages, category resources and their JSON lists
+            category = self.random.choice(["klassiker", "tiere", "suesses", "natur", "lustig"])
+            self.write(slug, re.sub(r"^categories: .*$", f"categories: [{category}]", text, count=1, flags=re.MULTILINE))
+        elif kind == "related":  # a link to another entry of its gender: its page names that entry, which cites it
+            gender = re.search(r"^gender: (\S+)", text, re.MULTILINE)
+            links = [s.strip() for s in (RELATED.search(text) or re.match("()", "")).group(1).split(",") if s.strip()]
+            others = [other for other in self.slugs() if other != slug and other not in links and gender is not None
+                      and re.search(rf"^gender: {gender.group(1)}$", self.text(other), re.MULTILINE)]
+            if others and RELATED.search(text):
+                links.append(self.random.choice(others))
+                self.write(slug, RELATED.sub(f"related: [{', '.join(links)}]", text, count=1))
         elif kind == "add":
             self.added += 1
             title = f"Probename{self.added}"
             self.write(title.lower(), entry_text(title, "tiere", "verspielt"))
         elif kind == "rename":  # a new title, so a new slug: moves in every list
             title = re.search(r'^title: "?(.*?)"?$', text, re.MULTILINE).group(1) + " Neu"  # type: ignore[union-attr]
+            (self.names / f"{slug}.md").unlink()
+            self.write(slugify(title), re.sub(r"^title: .*$", f"title: {title}", text, count=1, flags=re.MULTILINE))
+            self.relink(slug, slugify(title))
+        elif kind == "reletter":  # a title with another first letter: leaves its A–Z page for another
+            title = "Xaver " + re.search(r'^title: "?(.*?)"?$', text, re.MULTILINE).group(1)  # type: ignore[union-attr]
             (self.names / f"{slug}.md").unlink()
             self.write(slugify(title), re.sub(r"^title: .*$", f"title: {title}", text, count=1, flags=re.MULTILINE))
             self.relink(slug, slugify(title))
@@ -108,8 +125,12 @@ def bundled(tmp_path: Path) -> Path:
     return content
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize("seed,cores", [(1, None), (2, None), (3, 1)])
+def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, seed: int, cores: int | None,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one core the incremental build writes everything in the build process (else part in a forked child)."""
+    if cores is not None:
+        monkeypatch.setattr(os, "cpu_count", lambda: cores)
     editor = Editor(bundled, seed)
     out, cache = tmp_path / "dist", tmp_path / "cache"
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
