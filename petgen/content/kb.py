@@ -112,9 +112,9 @@ class KnowledgeBase:
                 per_value[value] = per_value.get(value, 0) + count
         return counts
 
-    @property
+    @cached_property
     def newest_review(self) -> str:
-        return max((e.lastReviewed for e in self.entries), default="1970-01-01")
+        return max(map(attrgetter("lastReviewed"), self.entries), default="1970-01-01")
 
 
 def _by_value(entries: list[Entry], name: str) -> dict[str, list[Entry]]:
