@@ -26,6 +26,7 @@ from rapidfuzz.process import extract
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import EVERY_REGION
 from petgen.content.text import initial
+from petgen.contract.limits import QUERY_WORDS
 from petgen.search.index import analyze, stems, words
 
 def folded(vocabulary: set[str]) -> frozenset[str]:
@@ -33,7 +34,10 @@ def folded(vocabulary: set[str]) -> frozenset[str]:
     return frozenset(" ".join(words(w)) for w in vocabulary)
 
 
-RECIPIENT_CUES = frozenset({"fur", "for", "zu", "to", "an"})  # "für ein Baby": Baby is whom it is for
+RECIPIENT_CUES = frozenset({"fur", "furs", "for", "zu", "zum", "zur", "to", "an"})  # "für ein Baby": Baby is whom it is for
+# … "for my sweetheart": whose (not "a word for treasure")
+POSSESSIVES = frozenset({"my", "your", "his", "her", "our", "their", "mein", "meine", "meinen", "meinem", "meiner",
+                         "dein", "deine", "deinen", "deinem", "deiner", "unser", "unsere", "unseren", "unserem", "unserer"})
 UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
 NEGATIONS = folded({"nicht", "nichts", "nix", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "nie",
                        "niemals", "statt", "anstatt", "ausser", "not", "no", "nothing", "never", "without", "except",
@@ -57,11 +61,16 @@ OFF_TOPIC = (("how", "to"), ("how", "long"), ("how", "old"), ("how", "much"), ("
              ("python",), ("javascript",), ("calculate",), ("berechne",), ("rechne",), ("news",), ("nachrichten",),
              ("thanks",), ("thank", "you"), ("danke",), ("bye",), ("tschuss",), ("hallo",), ("hello",), ("guten", "morgen"),
              ("good", "morning"), ("how", "are", "you"), ("wie", "geht"), ("symptoms",), ("symptome",), ("gedicht",),
-             ("poem",), ("essay",), ("aufsatz",))
+             ("poem",), ("essay",), ("aufsatz",), ("wie", "spat"), ("what", "time"), ("how", "far"), ("wie", "weit"),
+             ("when", "is"), ("wann", "ist"), ("moin",), ("servus",), ("hi", "there"), ("was", "fressen"),
+             ("how", "do", "i", "bake"), ("how", "do", "i", "make"), ("how", "do", "i", "cook"))
 _OFF_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
 for _cue in OFF_TOPIC:
     _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
-ASKS_FOR_NAMES = frozenset({"call", "name", "address", "nickname", "pronounce", "spell", "nennen", "rufen",
+ASKS_FOR_NAMES = frozenset({"call", "calling", "called", "name", "address", "nickname", "pronounce", "spell", "nennen", "nenn",
+                            "liebevoll", "lovingly", "affectionately", "endearment", "endearments", "kosewort", "koseworte",
+                            "koseworter", "anreden", "anrede",
+                            "nenne", "nennst", "nennt", "rufen", "ruf", "rufe", "rufst",
                             "ansprechen", "aussprechen", "ausspricht", "schreiben", "schreibt"})
 COMPARISONS = frozenset({"besser", "better", "lieber", "rather", "eher", "more", "mehr", "which", "welcher", "welches",
                          "welchen", "sweeter", "cuter", "nicer", "prettier", "funnier", "schoner"})
@@ -94,6 +103,9 @@ DEFINITION = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:story|history)\s+(?:behind|of)\s+(?:the\s+(?:pet\s+)?(?:name|nickname)\s+)?(?P<x>.+)",
     r"\bgeschichte\s+(?:hinter|von|des\s+kosenamens|zu)\s+(?P<x>.+)",
     r"\bwas\s+versteht\s+man\s+unter\s+(?P<x>.+)",
+    r"\bwer\s+wird\s+(?P<x>.+?)\s+genannt\b",
+    r"\bzu\s+wem\s+sagt\s+man\s+(?P<x>.+)",
+    r"\bwho\s+(?:is|gets|do\s+you)\s+call(?:ed)?\s+(?P<x>.+)",
     r"^(?P<x>[^–—:,-]+?)\s*[–—:,-]+\s*(?:was\s+(?:hei(?:ß|ss)t|bedeutet|meint)\s+das|what\s+does\s+(?:it|that)\s+mean)\b",
 )]
 # "Ist Spatzl frech?", "Is Knirps a funny name?", "Kann man Schatz zu Kollegen sagen?": a yes-or-no question about a
@@ -106,8 +118,9 @@ WEAK_DEFINITION = frozenset(p for p in DEFINITION if p.pattern.startswith("(?:^|
 # "names starting with S", "Kosenamen mit S", "mit dem Buchstaben Ä": the A–Z letter asked for (an intent).
 LETTER = [re.compile(p, re.IGNORECASE) for p in (
     r"\b(?:start(?:s|ing)?|begin(?:s|ning)?)\s+with\s+(?:the\s+letter\s+|an?\s+)?[\"'“„]?(?P<x>[a-z])[\"'”“]?(?=[\s?!.,;:]|$)",
-    (r"\b(?:mit|auf)\s+(?:dem\s+|einem\s+)?(?:anfangs)?(?:buchstaben\s+)?[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)"
-    r"(?:\s+(?:anfangen|anfängt|beginnen|beginnt|starten|startet)\b)?"),
+    (r"(?:\b(?:fangen|fängt|faengt|beginnen|beginnt|starten|startet|anfangen|anfängt)\s+)?"
+     r"\b(?:mit|auf)\s+(?:dem\s+|einem\s+)?(?:anfangs)?(?:buchstaben\s+)?[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)"
+     r"(?:\s+(?:an|anfangen|anfängt|beginnen|beginnt|starten|startet)\b)?"),
     r"\b(?:letter|anfangsbuchstaben?|buchstaben?)\s+[\"'“„]?(?P<x>[a-zäöü])[\"'”“]?(?=[\s?!.,;:]|$)",
     r"\bwith\s+(?:an?\s+|the\s+)?[\"'“„]?(?P<x>[a-z])[\"'”“]?(?=[\s?!.,;:]|$)",  # "names with a K"
 )]
@@ -115,8 +128,9 @@ LETTER = [re.compile(p, re.IGNORECASE) for p in (
 # (petgen.content.text.length_class), when the word describes names: before a name word (up to two words
 # between), or after one with "die … sind"/"that are" between; a syllable count needs no name word.
 LENGTHS = {"kurz": frozenset({"kurz", "kurze", "kurzer", "kurzes", "kurzen", "knapp", "knappe", "knapper", "knappen",
-                              "short", "shorter", "brief"}),
-           "lang": frozenset({"lang", "lange", "langer", "langes", "langen", "langere", "langeren", "long", "longer"})}
+                              "short", "shorter", "shortest", "brief", "kurzeste", "kurzesten", "kurzester"}),
+           "lang": frozenset({"lang", "lange", "langer", "langes", "langen", "langere", "langeren", "long", "longer",
+                              "longest", "langste", "langsten", "langster"})}
 SYLLABLES = {"zweisilbig": "kurz", "zweisilbige": "kurz", "zweisilbigen": "kurz", "einsilbig": "einsilbig", "einsilbige": "einsilbig", "einsilbiger": "einsilbig",
              "einsilbigen": "einsilbig", "monosyllabic": "einsilbig"}
 _RELATIVE = frozenset({"die", "der", "das", "that", "which", "are", "is", "sind", "ist", "moglichst", "sehr", "very",
@@ -234,6 +248,11 @@ def _people(question: str, lexicon: Lexicon, titles: frozenset[str]) -> set[str]
     return found
 
 
+def names_word(token: str) -> bool:
+    """A word for names: "Kosenamen", "names", or a compound of one ("Tiernamen", "Koseworte", "Spitznamen")."""
+    return token in NAME_WORDS or len(token) > 6 and token.endswith(("namen", "name", "names", "wort", "worte", "worter"))
+
+
 def compares(tokens: list[str], lexicon: Lexicon) -> bool:
     """Whether a question compares ("was ist romantischer", "which is sweeter", "besser", "rather"): a comparison
     word, or a comparative of a lexicon word ("romantischer" of romantisch)."""
@@ -276,6 +295,12 @@ def _misspelt(lexicon: Lexicon, word: str, titles: frozenset[str],
     if agreed or not any(readings):  # what all of them say ("verlobtn": verlobte, verlobten → partner)
         return nearest[0], agreed
     return None
+
+
+def _recipient(translation: list[str], lexicon: Lexicon) -> list[tuple[str, str]]:
+    """Whom a word is for, through the words it translates to ("sweetheart" → Schatz → a partner)."""
+    return [(kind, value) for word in translation for kind, value in _lookup(lexicon, (word,)) or []
+            if kind in ("relationship", "gender")]
 
 
 def _after_cue(tokens: list[str], start: int, lexicon: Lexicon) -> bool:
@@ -331,7 +356,8 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         return result
     for pattern in LETTER:
         match = pattern.search(question)
-        if match and not (match.group("x") == "a" and re.match(r"\s+\w", question[match.end():])):  # "with a sweet …"
+        if match and not (match.group("x") == "a" and re.match(r"\s+\w", question[match.end():])
+                          and not re.match(r"\s+(?:an|anfangen|anfängt|beginnen|beginnt|starten)\b", question[match.end():])):  # "with a sweet …"
             negated = bool(NEGATIONS.intersection(words(question[:match.start()])[-2:]))  # "nicht mit S", "not starting"
             letters = [initial(match.group("x"))]
             end = match.end()
@@ -345,7 +371,12 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                     result.excluded.append(("letter", letter))
                 else:
                     result.add_intent("letter", letter)
-            question = question[:match.start()] + " " + question[end:]
+            before = question[:match.start()]
+            if negated:  # "nicht mit S anfangen für mein Baby": the negation was the letter's, not the next phrase's
+                for raw in list(RAW_WORD.finditer(before))[-2:][::-1]:
+                    if NEGATIONS.intersection(words(raw.group())):
+                        before = before[:raw.start()] + " " + before[raw.end():]
+            question = before + " " + question[end:]
             break
     tokens = words(question)
     length = _length(tokens)
@@ -362,7 +393,7 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
     if UNUSUAL.intersection(tokens):
         result.excluded.append(("category", CLASSICS))
         tokens = [t for t in tokens if t not in UNUSUAL]
-    quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY | SWEET and tokens[i + 1] in NAME_WORDS]
+    quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY | SWEET and names_word(tokens[i + 1])]
     if quality:  # "ein schöner Kosename für meine Mama": read without "schöner" when the rest asks for something
         rest = _read([t for i, t in enumerate(tokens) if i not in quality], lexicon, titles, aliases, known,
                      replace(result, intents={k: list(v) for k, v in result.intents.items()}))
@@ -375,15 +406,46 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                 else:
                     rest.ignore(tokens[i])
             rest.tokens = tokens
-            return rest
-    found = _read(tokens, lexicon, titles, aliases, known, result)
+            return _bounded(rest)
+    found = _bounded(_read(tokens, lexicon, titles, aliases, known, result))
     found.tokens = tokens
+    _languages_of_names(found, tokens, lexicon)
     categories = found.intents.get("category", [])
     if CLASSICS in categories and (len(categories) > 1 and not UNION_CUES.intersection(tokens) or "region" in found.intents):
         categories.remove(CLASSICS)  # "klassische Tiernamen": animal names, the classics first (by their standing);
         if not categories:  # "typisch Berliner": a region's names are seldom classics anywhere
             del found.intents["category"]
     return found
+
+
+def _languages_of_names(result: Understanding, tokens: list[str], lexicon: Lexicon) -> None:
+    """Of several languages, the ones said of the names ("English pet names", "italienische Kosenamen") when
+    another is said of people ("… Germans use", "… my German friends"): "english pet names germans use"
+    asks for English names."""
+    languages = result.intents.get("language", [])
+    if len(languages) < 2:
+        return
+    def language(token: str) -> list[str]:
+        return [value for kind, value in _lookup(lexicon, (token,)) or [] if kind == "language"]
+
+    of_names: list[str] = []
+    for j, token in enumerate(tokens):  # the languages right before a word for names, with "or"/"and" between
+        k = j - 1 - (j > 0 and tokens[j - 1] == "pet")
+        while names_word(token) and k >= 0 and (language(tokens[k]) or tokens[k] in UNION_CUES | AND_CUES):
+            of_names.extend(language(tokens[k]))
+            k -= 1
+    if of_names and set(of_names) < set(languages):
+        result.intents["language"] = [value for value in languages if value in of_names]
+
+
+def _bounded(result: Understanding) -> Understanding:
+    """The first QUERY_WORDS word groups searched, the others ignored: a query's cost grows with its words."""
+    for group in result.words[QUERY_WORDS:]:
+        result.ignore(group[0])
+    del result.words[QUERY_WORDS:]
+    result.joined = {n for n in result.joined if n < QUERY_WORDS}
+    result.anded = {n for n in result.anded if n < QUERY_WORDS}
+    return result
 
 
 def _snapshot(result: Understanding) -> Understanding:
@@ -408,7 +470,7 @@ def _leave_out(result: Understanding, before: Understanding) -> None:
 
 def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
     """The positions and value of the words asking for short or long names (see LENGTHS), if any."""
-    names = [i for i, t in enumerate(tokens) if t in NAME_WORDS]
+    names = [i for i, t in enumerate(tokens) if names_word(t)]
     for i, token in enumerate(tokens):
         if token in SYLLABLES:
             return (i,), SYLLABLES[token]
@@ -430,15 +492,20 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
           known: Callable[[str], bool] | None, result: Understanding) -> Understanding:
     """The question's words read into `result`, phrase by phrase; a word `_misspelt` is corrected in `tokens`."""
     i = 0
+    # a name typed is that name, not the names it translates to ("honey": Honey, not Schatz), unless the question
+    # asks for another language ("how do Italians say sweetheart": Tesoro, through Schatz)
+    foreign = any(kind == "language" and value != "deutsch" for t in tokens for kind, value in _lookup(lexicon, (t,)) or [])
     after_words = False  # the last phrase read (filler aside) added a word group
     cue = ""  # "oder" or "und" followed it
     negate = negated = False  # "ohne"/"nicht"/"not" came before the next phrase; the last phrase was left out
     while i < len(tokens):
-        if tokens[i] in NEGATIONS and not _lookup(lexicon, tuple(tokens[i:i + 2])):  # not "nicht binär"
+        if tokens[i] in NEGATIONS and not any(_lookup(lexicon, tuple(tokens[i:i + n]))  # not "nicht binär", "nie aus dem Bett"
+                                              for n in range(2, MAX_PHRASE + 1) if i + n <= len(tokens)):
             negate, i = True, i + 1
             continue
-        if tokens[i] in OTHER_THAN and i + 1 < len(tokens) and tokens[i + 1] in ("als", "than", "to"):
-            negate, i = True, i + 2  # "etwas anderes als Schatz", "other than Schatz"
+        if tokens[i] in OTHER_THAN and i + 1 < len(tokens) and tokens[i + 1] in ("als", "than", "to") \
+                or tokens[i] in ("anything", "everything", "alles") and i + 1 < len(tokens) and tokens[i + 1] in ("but", "ausser"):
+            negate, i = True, i + 2  # "etwas anderes als Schatz", "other than Schatz", "anything but honey", "alles außer"
             continue
         union = cue == "or" and after_words  # "X oder Y": Y joins X's group when both are read as words
         anded = cue in ("and", "") and after_words  # "X und Y", "X Y": the same, when both together are too few
@@ -459,14 +526,17 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                     phrase = [tokens[i]]
             if actions is None:
                 continue
-            if not actions:  # filler
-                result.ignore(tokens[i])
+            if not actions:  # filler: a word, or a phrase the lexicon lists without translations ("den ganzen Tag")
+                for token in tokens[i:i + size]:
+                    result.ignore(token)
                 filler = True
                 cue = cue or ("or" if tokens[i] in UNION_CUES else "and" if tokens[i] in AND_CUES else "")
-                i += 1
+                i += size
                 break
             text = " ".join(phrase)
-            as_name = text in titles and not _after_cue(tokens, i, lexicon)
+            as_name = text in titles and not _after_cue(tokens, i, lexicon) \
+                and not (i + size < len(tokens) and names_word(tokens[i + size])  # "Baby-Kosenamen", "baby nicknames"
+                         and any(kind == "relationship" for kind, _ in actions))
             translation: list[str] = []
             intents = []
             standing = False  # a word for the classics ("bekannt", "popular") says how common a name is, not its topic
@@ -486,7 +556,7 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                     result.soft.add(kind)
             if as_name:
                 if size == 1:
-                    result.words.append([*phrase, *(w for w in translation if w not in phrase)])
+                    result.words.append([*phrase, *(w for w in translation if w not in phrase and (foreign or w not in titles))])
                 else:
                     result.words.extend([w] for w in phrase)
             elif intents or standing:
@@ -502,6 +572,10 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                         result.topic_of[topical[0]] = len(result.topics) - 1
                     if topical == ["relationship"]:  # "Bruder": boosts /ask's names about brothers, not search's
                         result.relations.add(len(result.topics) - 1)
+            elif translation and i and tokens[i - 1] in POSSESSIVES and _after_cue(tokens, i, lexicon) \
+                    and _recipient(translation, lexicon):
+                for kind, value in _recipient(translation, lexicon):  # "for my sweetheart": whom it is for, as
+                    result.add_intent(kind, value)  # "für meinen Schatz" says it
             elif translation:
                 result.add_word_group(translation, union=union)
             i += size

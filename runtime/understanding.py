@@ -14,6 +14,7 @@ knowledge base cannot answer confidently gets an empty result and a hint.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -23,7 +24,8 @@ from petgen.search.query import HEAD_GROWTH, MATCH, MAX_HEAD, Hit, Source, Weigh
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
-from runtime.reading import CLASSICS, MIN_WORD, NAME_WORDS, Understanding, compares, folded, off_topic, understand
+from runtime.reading import (ASKS_FOR_NAMES, CLASSICS, MIN_WORD, NAME_WORDS, RECIPIENT_CUES, Understanding, compares, folded,
+                             off_topic, understand)
 
 FLOOR = 0.4  # no answer scores below this
 PLACES = frozenset({"region", "language", "not"})  # intents that a question about something else names as often
@@ -42,11 +44,11 @@ RELAX_ORDER = ("length", "mood", "category", "language", "region", "gender", "re
 # leaves them out ("Kosename für meine Mama" does not answer Schwesterchen).
 FAMILY = {"schwester": {"schwester", "sister", "schwesterchen"}, "bruder": {"bruder", "brother", "bruderchen"},
           "mama": {"mama", "mutter", "mom", "mum", "mother", "mami", "mutti", "schwiegermutter", "schwiegermama",
-                   "stiefmutter", "stepmom", "stepmother"},
+                   "stiefmutter", "stepmom", "stepmother", "eltern", "parents"},
           "papa": {"papa", "vater", "dad", "father", "papi", "vati", "schwiegervater", "schwiegerpapa", "stiefvater",
-                   "stepdad", "stepfather"},
-          "oma": {"oma", "omi", "grandma", "granny", "grandmother", "grossmutter"},
-          "opa": {"opa", "opi", "grandpa", "grandfather", "grossvater"},
+                   "stepdad", "stepfather", "eltern", "parents"},
+          "oma": {"oma", "omi", "grandma", "granny", "grandmother", "grossmutter", "grosseltern", "grandparents"},
+          "opa": {"opa", "opi", "grandpa", "grandfather", "grossvater", "grosseltern", "grandparents"},
           "tochter": {"tochter", "daughter"}, "sohn": {"sohn", "son"}, "tante": {"tante", "aunt"},
           "onkel": {"onkel", "uncle"}}
 # Whom one works with, lives next to or learns with: romantic and passionate names are left out ("Spitzname für den
@@ -56,8 +58,10 @@ ACQUAINTANCES = frozenset({"nachbar", "nachbarin", "nachbarn", "neighbor", "neig
                            "classmate", "lehrer", "lehrerin", "teacher"})
 WORKPLACE = folded({"buro", "office", "work", "arbeit", "team", "chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
                        "vorgesetzten", "arbeitskollege", "arbeitskollegin", "arbeitskollegen", "coworker",
-                       "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate"})
-AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"))
+                       "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate", "teammates",
+                       "abteilung", "firma", "job", "kollegium", "workplace", "coworker"})
+# … nor cuddly or tender ones ("office nicknames for colleagues" does not answer Knuddel)
+AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"), ("mood", "kuschelig"), ("mood", "zaertlich"))
 # An older family member: names only children are given (for children, not for partners or friends) are left out
 # ("nostalgische Kosenamen für den Opa" does not answer Dreikäsehoch).
 ELDERS = folded({"oma", "omi", "opa", "opi", "grandma", "grandpa", "granny", "grandmother", "grandfather", "grossmutter",
@@ -143,6 +147,10 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         if hits or not wanted.word:  # a word no name says in that language: read as any other question
             return Answer(meaning, hits, hint=None if hits else equivalents.none_hint(wanted, dist))
     meaning = understand(question, dist.lexicon_index, dist.title_words, dist.aliases, dist.search.knows)
+    _named_recipient(meaning, dist)
+    missing = _without_entries(meaning, dist)
+    if missing is not None:  # "russische Kosenamen": none of that language; not German names in its place
+        return Answer(meaning, [], suggestions=[], hint=missing)
     said = set(meaning.tokens)
     asked = {member for member, words_for in FAMILY.items() if words_for & said or member in said}
     for member in FAMILY.keys() - asked if asked else ():
@@ -165,7 +173,7 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         meaning.add_intent("category", CLASSICS)  # "Kosenamen", "pet names, nothing cheesy": the classics
     if sum(g[0] in dist.title_words for g in meaning.words) >= 2 and compares(meaning.tokens, dist.lexicon_index):
         meaning.soft |= set(meaning.intents) - {"not"}  # "Hase oder Maus – was ist romantischer?": both, first
-    if off_topic(meaning.tokens) and set(meaning.intents) <= PLACES | {"category", "mood"}:  # "how to train a puppy", "wie alt ist …"
+    if off_topic(meaning.tokens) and meaning.define is None:  # "how to train a puppy", "wie alt ist …", "… lyrics"
         return Answer(meaning, [], suggestions=[], hint=None)
     found = _rank(meaning, dist, limit)
     if found is not None and meaning.anded and (len(found[0]) < limit or found[1]):
@@ -174,8 +182,69 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         return Answer(meaning, [], suggestions=dist.search.suggest(question), hint=recipient_hint(meaning))
     hits, relaxed = descending(found[0]), found[1]
     suggestions = dist.search.suggest(meaning.define or question) if not hits else []
-    return Answer(meaning, hits, relaxed, suggestions, hint=None if hits else recipient_hint(meaning),
-                  unmet=unmet(meaning, relaxed, hits, dist))
+    missed = unmet(meaning, relaxed, hits, dist)
+    wordless = _without_words(meaning, dist, hits)
+    for doc in wordless:
+        missed.setdefault(doc, []).append("words")
+    return Answer(meaning, hits, [*relaxed, "words"] if wordless else relaxed, suggestions,
+                  hint=None if hits else recipient_hint(meaning), unmet=missed)
+
+
+def _without_words(meaning: Understanding, dist: Dist, hits: list[Hit]) -> list[int]:
+    """The hits that match none of the question's words, only what it asks for besides ("Kosename für mein Baby,
+    das ständig kichert": Kichererbse, then names for babies that say nothing of giggling): they fill up a list,
+    and say so (`relaxed: ["words"]`)."""
+    searched = [g for g in meaning.words if g[0] not in meaning.ignored]
+    if not hits or not searched or meaning.define is not None or not (meaning.intents or meaning.topics):
+        return []
+    index, docs = dist.search, np.asarray([hit.doc for hit in hits], dtype=np.int32)
+    fanout = prefix_share(prefix_words([g for g in searched if len(g[0]) >= MIN_WORD]))
+    matched = np.zeros(len(docs), dtype=bool)
+    for group in searched:
+        matched |= index.values_at(index.sources(group, prefix=len(group[0]) >= MIN_WORD, fanout=fanout), docs) > 0
+    return [int(doc) for doc in docs[~matched]]
+
+
+def _without_entries(meaning: Understanding, dist: Dist) -> str | None:
+    """Intent values no entry has are dropped (and ignored); when every language or region asked for is such a
+    value, there is nothing to answer: the hint names the ones the knowledge base has."""
+    for kind in ("language", "region", "category", "mood"):
+        values = meaning.intents.get(kind, [])
+        kept = [value for value in values if dist.mask(kind, value).any()]
+        if kept == values:
+            continue
+        for value in values:
+            if value not in kept:
+                meaning.ignore(value)
+        if kept:
+            meaning.intents[kind] = kept
+            continue
+        del meaning.intents[kind]
+        if kind in ("language", "region"):
+            have = [value for value in dist.facets.get(kind, []) if dist.facet_counts.get(kind, {}).get(value)]
+            return (f"the knowledge base has no names of {kind} {', '.join(values)}; ask for one it has: "
+                    f"{', '.join(have)}")
+    return None
+
+
+def _named_recipient(meaning: Understanding, dist: Dist) -> None:
+    """"für meine Holde", "for my Prinzessin": whom it is for is called by a name of the knowledge base; the
+    question asks for names for whom that name is for (its relationships, any of them, and its gender), the name
+    itself only boosts."""
+    if "relationship" in meaning.intents:
+        return
+    for word in meaning.recipients:
+        docs = dist.docs_by_title.get(word)
+        entry = dist.items[docs[0]] if docs and [word] in meaning.words else None
+        if entry is None or not entry.get("relationship"):
+            continue
+        meaning.words.remove([word])
+        meaning.topics.append([word])
+        for value in entry["relationship"]:
+            meaning.add_intent("relationship", value)
+        if entry.get("gender") in ("sie", "ihn") and "gender" not in meaning.intents:
+            meaning.add_intent("gender", entry["gender"])
+        return
 
 
 def unmet(meaning: Understanding, relaxed: list[str], hits: list[Hit], dist: Dist) -> dict[int, list[str]]:
@@ -279,9 +348,11 @@ def _not_about_names(meaning: Understanding, unknown: int, known: float) -> bool
     Geräusche"), with no word asking for names: not a question about pet names."""
     if not meaning.intents:
         return unknown > known
-    if NAME_WORDS & set(meaning.tokens):
+    if NAME_WORDS & set(meaning.tokens) or ASKS_FOR_NAMES & set(meaning.tokens):
         return False
     kinds = set(meaning.intents)
+    if not known and not RECIPIENT_CUES.intersection(meaning.tokens) and not ASKS_FOR_NAMES.intersection(meaning.tokens):
+        kinds -= {"relationship", "gender"}  # "nvidia earnings date": a word that can name whom, not said for whom
     return unknown >= known and (kinds <= PLACES or (kinds <= PLACES | {"category", "mood"} and unknown >= 2))
 
 
@@ -397,7 +468,7 @@ class Ranking:
         filter and are classics (what the best answer to intents alone takes), twice over."""
         n = len(self.dist.items)
         shares = sorted(len(posting) / n for _, posting in intents.values())[1:] + [len(self.standing[1]) / n]
-        return int(2 * limit / max(float(np.prod(shares)), 1e-9))
+        return int(2 * limit / max(math.prod(shares), 1e-9))
 
     def bounded(self, limit: int) -> tuple[list[Hit], list[str]] | None:
         """The same answer from the heads of long posting lists (petgen/search/query.py `proven_top`), when at
@@ -418,7 +489,7 @@ class Ranking:
         weighted: list[Weighted] = [(sources, scale * w / self.weight, True) for sources, w in self.groups]
         weighted += [([(posting, 1.0, 1.0)], scale * self.intent_weight[kind] / self.weight, not words_lead)
                      for kind, (_, posting) in intents.items()]
-        weighted.append(([(self.standing[1], 1.0, 1.0)], CLASSIC_SHARE, False))
+        weighted.append(([(self.standing[1], 1.0, 1.0)], CLASSIC_SHARE, not words_lead))  # intents alone: the classics lead too
         met = {kind: values for kind, (values, _) in intents.items()}
         weights = [w for _, w in self.groups]
         total = sum(weights)
@@ -445,7 +516,7 @@ class Ranking:
         if found is not None and len(found[0]) >= limit:
             return index.ranked(*found, limit), []
         head = max(HEAD, 4 * limit)
-        if not self.groups:  # intents alone: flat lists (each value 1, then title order), led by the shortest filter
+        if not self.groups:  # intents alone: flat lists (each value 1, then title order), led by the filters and the classics
             head = min(BOUNDED_HEAD, max(head, self._flat_head(intents, limit)))
         while True:
             exact, docs, scores = index.proven_top(weighted, limit, head, score)

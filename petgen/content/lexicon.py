@@ -81,8 +81,8 @@ class Lexicon:
     def from_data(cls, data: dict[str, Any]) -> Lexicon:
         phrases: dict[tuple[str, ...], list[tuple[str, str]]] = {}
         for english, german in data.get("translations", {}).items():
-            for target in german:
-                phrases.setdefault(tuple(words(english)), []).append(("translate", target))
+            found = phrases.setdefault(tuple(words(english)), [])  # no targets: a phrase of filler ("den ganzen Tag")
+            found.extend(("translate", target) for target in german)
         for kind in INTENTS:
             for slug, triggers in data.get(kind, {}).items():
                 for trigger in triggers:

@@ -12,6 +12,11 @@ SEARCH_MAX_LIMIT = 50
 # Searching costs time in proportion to the query's words; the bound keeps every search cheap, over
 # REST and MCP alike (a 60 KB query took a second of CPU).
 SEARCH_MAX_QUERY = 200
+# … and a query or question searches at most this many of its words (after question words and filler are
+# dropped, in the order written; the words a name or an intent is read from count once): the others are
+# ignored, and /ask lists them in `_meta.ignored`. Real questions search one to five; a query of twenty
+# common names cost twice the time of any other query class at 50,000 entries.
+QUERY_WORDS = 8
 
 ASK_DEFAULT_LIMIT = 5  # POST /ask
 ASK_MAX_LIMIT = 20

@@ -105,7 +105,7 @@ TOOLS: list[dict[str, Any]] = [
                      "prefix and compound aware). Results are ranked with a score; total counts all matches."),
      "inputSchema": _arguments("search", {
          "query": _text("query", f"Words or a name to search for, German or English, 2 to {L.SEARCH_MAX_QUERY} "
-                                 "characters."),
+                                 f"characters; its first {L.QUERY_WORDS} words are searched."),
          "limit": _whole("limit", 1, L.SEARCH_MAX_LIMIT, L.SEARCH_DEFAULT_LIMIT,
                          f"How many results, 1 to {L.SEARCH_MAX_LIMIT}."),
      })},

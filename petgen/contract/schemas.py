@@ -173,7 +173,7 @@ DEFS["AskUnderstood"] = _object({
             "description": "what the answer leaves out (\"ohne Tiere\", \"nicht Schatz\"): category, mood or facet "
             "slugs, or words (the names whose titles contain them)"},
 }, [], description="What the question was read as; only what was found is present.")
-RELAXABLE = ["and", "length", "mood", "category", "language", "region", "gender", "relationship", "letter", "not"]
+RELAXABLE = ["and", "length", "mood", "category", "language", "region", "gender", "relationship", "letter", "not", "words"]
 DEFS["AskMeta"] = _object({
     "response_type": {"const": "Answer"}, "version": TEXT, "site": SLUG, "query": TEXT,
     "result_count": {"type": "integer", "minimum": 0},
@@ -181,7 +181,8 @@ DEFS["AskMeta"] = _object({
     "ignored": {"type": "array", "items": TEXT,
                 "description": "words of the question that played no part: filler, one or two letters, no match"},
     "relaxed": {"type": "array", "items": {"enum": RELAXABLE},
-                "description": "filters dropped, in this order, because fewer than `limit` entries met them all"},
+                "description": "filters dropped, in this order, because fewer than `limit` entries met them all; "
+                               "`words` last: some results match none of the question's words, only its intents"},
     "hint": {**TEXT, "description": "only with an empty result: how to ask so that there is an answer"},
     "did_you_mean": {"type": "array", "items": TEXT, "maxItems": 5,
                      "description": "only with an empty result: titles near the question's words"},

@@ -12,7 +12,7 @@ from petgen.build.dist import DistWriter, unit_key
 from petgen.build.distpack import SUMMARY_PACK, citations, summary_pack
 from petgen.content.bots import runtime_bots
 from petgen.content.kb import KnowledgeBase
-from petgen.content.model import FILTER_FACETS, Category, Entry, Site
+from petgen.content.model import FILTER_FACETS, Category, Entry, Site, facet_matches
 from petgen.contract.resources import (
     DEFAULT_LIMIT,
     LIST_FILTERS,
@@ -21,7 +21,6 @@ from petgen.contract.resources import (
     category_resource,
     category_summary,
     encode,
-    in_category,
     license_of,
     list_route,
     name_list,
@@ -37,18 +36,45 @@ Filter = tuple[tuple[str, str], ...]  # ((name, value), …) in LIST_FILTERS ord
 Encoded = tuple[bytes, str, tuple[Filter, ...]]  # a summary as JSON, its digest, its `memberships`
 
 
-def memberships(item: dict, categories: list[str], aliases: Aliases) -> tuple[Filter, ...]:
+class Memberships:
     """The filters a summary belongs to, in the order `list_filters` appends it to their lists: each of its
-    categories (aliases included) with the category×mood pairs, each mood, each facet value."""
-    keys: list[Filter] = []
-    for c in (c for c in categories if in_category(item, c, aliases)):
-        keys.append((("category", c),))
-        keys.extend((("category", c), ("mood", m)) for m in item["moods"])
-    keys.extend((("mood", m),) for m in item["moods"])
-    for name in FILTER_FACETS:
-        value = item[name]
-        keys.extend(((name, v),) for v in (value if isinstance(value, list) else [value]))
-    return tuple(keys)
+    categories (aliases included, in the order of `categories`) with the category×mood pairs, each mood, each
+    facet value. Each filter is one shared tuple (`shared`), which the memo's pickle stores once."""
+
+    def __init__(self, categories: list[str], aliases: Aliases) -> None:
+        self.categories = categories
+        self.themes = {c: i for i, c in enumerate(categories) if c not in aliases}
+        self.aliases = [(i, aliases[c]) for i, c in enumerate(categories) if c in aliases]
+        self.shared: dict[Filter, Filter] = {}
+        self.parts: dict[tuple, tuple[Filter, ...]] = {}  # categories and moods -> their filters
+        self.facets: dict[tuple, tuple[Filter, ...]] = {}  # facet values -> their filters
+
+    def __call__(self, item: dict) -> tuple[Filter, ...]:
+        themes = self.themes
+        found = {themes[c] for c in item["categories"] if c in themes}  # `in_category`, without a loop over all
+        found.update(i for i, facet in self.aliases if facet_matches(facet, item[facet[0]]))
+        # Many entries share their categories and moods, more their facet values: each part made once.
+        taxonomy = (*sorted(found), None, *item["moods"])
+        made = self.parts.get(taxonomy)
+        if made is None:
+            made = self.parts[taxonomy] = self._shared(self._taxonomy(sorted(found), item["moods"]))
+        values = tuple([tuple(v) if isinstance(v := item[name], list) else v for name in FILTER_FACETS])
+        facets = self.facets.get(values)
+        if facets is None:
+            facets = self.facets[values] = self._shared([((name, v),) for name, value in zip(FILTER_FACETS, values)
+                                                        for v in (value if isinstance(value, tuple) else [value])])
+        return made + facets
+
+    def _taxonomy(self, found: list[int], moods: list[str]) -> list[Filter]:
+        keys: list[Filter] = []
+        for c in map(self.categories.__getitem__, found):
+            keys.append((("category", c),))
+            keys += [(("category", c), ("mood", m)) for m in moods]
+        return keys + [(("mood", m),) for m in moods]
+
+    def _shared(self, keys: list[Filter]) -> tuple[Filter, ...]:
+        shared = self.shared
+        return tuple([shared.setdefault(key, key) for key in keys])
 
 
 def list_filters(kb: KnowledgeBase, members: list[tuple[Filter, ...]]) -> dict[Filter, list[int]]:
@@ -92,21 +118,18 @@ def summaries_memo(kb: KnowledgeBase) -> EntryMemo:
     return EntryMemo(kb.cache_root, "summaries", context)
 
 
-def encoded_summary(entry: Entry, site: Site, categories: list[str], aliases: Aliases,
-                    shared: dict[Filter, Filter]) -> Encoded:
-    """An entry's `Encoded` summary; its filters are `shared` objects, which the memo's pickle stores once."""
+def encoded_summary(entry: Entry, site: Site, member: Memberships) -> Encoded:
+    """An entry's `Encoded` summary."""
     item = name_summary(entry, site)
     raw = encode(item)
-    keys = tuple(shared.setdefault(key, key) for key in memberships(item, categories, aliases))
-    return raw, hashlib.blake2b(raw, digest_size=12).hexdigest(), keys
+    return raw, hashlib.blake2b(raw, digest_size=12).hexdigest(), member(item)
 
 
 def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Write the list pages for every filter, categories, status and the runtime's data file."""
     site, license_ = kb.site, license_of(kb.site)
     memo = summaries_memo(kb)
-    make = partial(encoded_summary, site=site, categories=[c.slug for c in kb.categories], aliases=kb.aliases,
-                   shared={})
+    make = partial(encoded_summary, site=site, member=Memberships([c.slug for c in kb.categories], kb.aliases))
     # Each summary is encoded once (or taken from the last build's) and written into every list as is (an
     # `orjson.Fragment`: the same bytes).
     entries = kb.entries

@@ -15,7 +15,7 @@ from functools import cached_property, partial
 from operator import attrgetter
 from typing import Any
 
-from markupsafe import Markup
+import orjson
 
 from petgen.build.cache import EntryMemo
 from petgen.build.dist import HTML, DistWriter, unit_key
@@ -23,6 +23,7 @@ from petgen.content.kb import KnowledgeBase
 from petgen.content.model import FILTER_FACETS, Entry, Site
 from petgen.content.text import initial as title_initial
 from petgen.contract.resources import entry_url, list_route
+from petgen.emit import listpage
 from petgen.emit.templating import environment, esc, script_json
 
 SLUG = attrgetter("slug")
@@ -203,13 +204,18 @@ def pagination(url: str, total: int, size: int, number: int) -> dict[str, Any]:
             "next": f"{url}{number + 1}/" if number < count else None}
 
 
-def term_set(name: str, description: str, url: str, entries: list[Entry], site: Site) -> str:
-    """JSON-LD for a list page: a DefinedTermSet with the names it shows."""
+def term_set(name: str, description: str, url: str, terms: list[orjson.Fragment], site: Site) -> str:
+    """JSON-LD for a list page: a DefinedTermSet with the names it shows (`defined_terms` of each)."""
     return script_json({
         "@context": "https://schema.org", "@type": "DefinedTermSet", "name": name, "description": description,
-        "url": url, "inLanguage": site.language,
-        "hasDefinedTerm": [{"@type": "DefinedTerm", "name": e.title, "url": entry_url(site, e.slug)} for e in entries],
+        "url": url, "inLanguage": site.language, "hasDefinedTerm": terms,
     })
+
+
+def defined_terms(entries: list[Entry], site: Site) -> dict[str, orjson.Fragment]:
+    """Each entry as a DefinedTerm of `term_set`, encoded once (it is in several lists), by slug."""
+    return {e.slug: orjson.Fragment(orjson.dumps({"@type": "DefinedTerm", "name": e.title,
+                                                  "url": entry_url(site, e.slug)})) for e in entries}
 
 
 def api_path(page: ListPage) -> str:
@@ -225,21 +231,22 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     Each page is a unit (`DistWriter.unit`) keyed by what it shows besides the context: its list's size and its
     cards; an incremental build renders only the pages whose cards changed."""
     env = environment(kb.site)
-    template = env.get_template("list.html")
     site = kb.site
+    frame = listpage.frame(site)
     cards, digests = browse.cards, browse.card_digests
+    terms = defined_terms(kb.entries, site)
 
     def render(kind: Kind, page: ListPage, moods: list[dict[str, str]], number: int, rel: str) -> None:
         url = browse.url(kind.name, page.slug)
         shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
         canonical = url if number == 1 else f"{url}{number}/"
-        html = template.render(
-            site=site, page=page, kind=kind, canonical=canonical, size=PAGE_SIZE, moods=moods,
-            pagination=pagination(url, len(page.entries), PAGE_SIZE, number),
-            overview=browse.overview_url(kind.name), api=api_path(page),
-            cards=Markup("".join(cards[e.slug] for e in shown)),
-            jsonld=term_set(page.label, page.description, canonical, shown, site))
-        writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+        html = listpage.list_page(
+            frame, site, label=page.label, title=page.title, description=page.description, kind_title=kind.title,
+            overview=browse.overview_url(kind.name), api=api_path(page), total=len(page.entries), moods=moods,
+            pagination=pagination(url, len(page.entries), PAGE_SIZE, number), size=PAGE_SIZE, canonical=canonical,
+            cards="".join([cards[e.slug] for e in shown]), jsonld=term_set(
+                page.label, page.description, canonical, [terms[e.slug] for e in shown], site))
+        writer.add_file("/" + rel, rel + "index.html", html, HTML)
 
     for kind in KINDS:
         for page in browse.lists[kind.name]:
@@ -270,19 +277,21 @@ def letter_slug(letter: str) -> str:
 def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     """/a-z/ (the letters with their counts, also at /names/, canonical /a-z/) and /a-z/{letter}/ (the names,
     as links, paginated); each page a unit keyed by the letters, the total and the names it shows."""
-    template = environment(kb.site).get_template("az.html")
+    frame = listpage.frame(kb.site)
     groups = browse.by_letter
     letters = browse.letters
+    navs = listpage.letter_links(letters)
     index = unit_key(str(len(kb.entries)), *(f"{letter}\0{count}" for letter, _, count in letters))
 
     def render(letter: str | None, url: str, number: int, shown: list[Entry], canonical: str) -> None:
-        pages = pagination(url, len(groups.get(letter, []) if letter else []), AZ_PAGE_SIZE, number)
-        html = template.render(site=kb.site, letter=letter, letters=letters, names=shown, pagination=pages,
-                               canonical=canonical, total=len(kb.entries))
+        named = len(groups.get(letter, []) if letter else [])
+        html = listpage.az_page(frame, kb.site, letter=letter, nav=navs[letter], letter_total=named, names=shown,
+                                pagination=pagination(url, named, AZ_PAGE_SIZE, number), canonical=canonical,
+                                total=len(kb.entries))
         rel = canonical.removeprefix(browse.base + "/")
-        writer.add_file("/" + rel, rel + "index.html", html.encode(), HTML)
+        writer.add_file("/" + rel, rel + "index.html", html, HTML)
         if letter is None:  # /names/ (the parent of every entry's page) shows the same letters
-            writer.add_file("/names/", "names/index.html", html.encode(), HTML)
+            writer.add_file("/names/", "names/index.html", html, HTML)
 
     for letter, url, _ in [(None, f"{browse.base}/a-z/", 0), *letters]:
         entries = groups.get(letter, []) if letter else []

@@ -144,8 +144,8 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
     parallel = submitted is not None or (
         workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
         and (pool is not None or "fork" in multiprocessing.get_all_start_methods()))
+    shared: Shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
     if not parallel:
-        shared: Shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
         results = [_emit_into(shared, task) for task in kb.packed]
         if meanwhile:
             meanwhile()
@@ -155,16 +155,33 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
             futures = submitted if submitted is not None else submit_entries(kb, writer, pages, executor)
             if meanwhile:
                 meanwhile()
-            for future in as_completed(futures):
+            taken = _take_back(futures, lambda i: _emit_into(shared, kb.packed[i]), progress)
+            for future in as_completed([f for i, f in enumerate(futures) if i not in taken]):
                 if progress:
                     progress(future.result()[2])
-            results = [f.result() for f in futures]
+            results = [taken[i] if i in taken else f.result() for i, f in enumerate(futures)]
     results = [_emit_into(shared, _repacked(kb, task)) if result[2] == DAMAGED else result
                for task, result in zip(kb.packed, results)]
     if sum(emitted for _, _, emitted in results) != count:
         raise RuntimeError(f"{count} entries loaded but {sum(r[2] for r in results)} written")
     for routes, written, _ in results:
         writer.merge(routes, written)
+
+
+def _take_back(futures: list[Future[Result]], emit: Callable[[int], Result],
+               progress: Callable[[int], None] | None) -> dict[int, Result]:
+    """Write in this process, last first, the chunks that no worker has started (`emit` of a chunk's position),
+    until a worker has: this process is done with the rest of the build, and would otherwise wait while the
+    workers write (whichever finishes its other work first, the index or the list pages, writes more entries).
+    Returns what was written, by position; the workers write the others."""
+    taken: dict[int, Result] = {}
+    for i in range(len(futures) - 1, -1, -1):
+        if not futures[i].cancel():  # a worker has it (or has it queued): so it has every chunk before it too
+            break
+        taken[i] = emit(i)
+        if progress:
+            progress(taken[i][2])
+    return taken
 
 
 def _prepare_page_cache(kb: KnowledgeBase, pages: PageRenderer) -> Path | None:

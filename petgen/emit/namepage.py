@@ -21,12 +21,23 @@ _FRAME_VALUES = ("slug", "title", "meaning", "url", "jsonld", "main")
 
 
 class Frame:
-    """The page around an entry's article, as pieces between the entry's values."""
+    """The page around an entry's article, as pieces between the entry's values (or, made with `of`, any page
+    around the values it is filled with)."""
 
     def __init__(self, template: Template, site: Site) -> None:
         marks = {name: f"{_MARK}{name}{_MARK}" for name in _FRAME_VALUES}
-        html = template.render(site=site, entry=SimpleNamespace(**marks), canonical=marks["url"],
-                               jsonld=marks["jsonld"], main=Markup(marks["main"]))
+        self.split(template.render(site=site, entry=SimpleNamespace(**marks), canonical=marks["url"],
+                                   jsonld=marks["jsonld"], main=Markup(marks["main"])))
+
+    @classmethod
+    def of(cls, template: Template, names: tuple[str, ...], **context: Any) -> Frame:
+        """Any page's frame: `template` rendered with `context` and a marker for each of `names` (each a
+        value of the template, written into it as is)."""
+        frame = cls.__new__(cls)
+        frame.split(template.render(**context, **{name: Markup(f"{_MARK}{name}{_MARK}") for name in names}))
+        return frame
+
+    def split(self, html: str) -> None:
         parts = re.split(f"{_MARK}(\\w+){_MARK}", html)
         self.pieces, self.names = parts[0::2], parts[1::2]
 
@@ -43,7 +54,7 @@ def _links(pills: list[dict[str, Any]]) -> str:
     return "".join(f'<li><a href="{esc(p["url"])}">{esc(p["label"])}</a></li>' for p in pills)
 
 
-def _crumb(label: str, href: str | None) -> str:
+def crumb(label: str, href: str | None) -> str:
     return f'<li><a href="{esc(href)}">{esc(label)}</a></li>' if href else f'<li><span aria-current="page">{esc(label)}</span></li>'
 
 
@@ -58,8 +69,8 @@ def facet_parts(pills: dict[str, list[dict[str, Any]]], certainty: list[Any]) ->
                   f'<li><span>{esc(p["label"])}</span></li>' for p in pills["relationship"] + pills["gender"])
     certain = "".join(f'<p class="certainty">Herkunft: {esc(str(f.title).lower())} – {esc(str(f.description))}</p>'
                       for f in certainty)
-    crumb = "".join(_crumb(p["label"], p["url"]) for p in pills["categories"][:1])
-    return ((crumb, _links(pills["categories"])), _links(pills["moods"]), who, _links(pills["region"]),
+    first = "".join(crumb(p["label"], p["url"]) for p in pills["categories"][:1])
+    return ((first, _links(pills["categories"])), _links(pills["moods"]), who, _links(pills["region"]),
             _links(pills["language"]), certain)
 
 
@@ -68,8 +79,8 @@ def article(entry: Entry, site: Site, *, parts: FacetParts, related: list[dict[s
     """The page's `main`: breadcrumbs (the `crumbs` macro of _macros.html: the start page, the first category,
     the entry) and the article; `parts`: `facet_parts` of the entry's values."""
     base = esc(site.base_url)
-    (crumb, categories), moods, who, regions, language, certain = parts
-    crumbs = f"{_crumb('Start', site.base_url + '/')}{crumb}{_crumb(entry.title, None)}"
+    (first, categories), moods, who, regions, language, certain = parts
+    crumbs = f"{crumb('Start', site.base_url + '/')}{first}{crumb(entry.title, None)}"
     caution = (f'<aside class="caution" aria-label="Vorsicht"><strong>⚠️ Kann verletzen</strong> {esc(entry.caution)}'
                '</aside>' if entry.caution else "")
     note = f'<p class="note">{esc(entry.genderNote)}</p>' if entry.genderNote else ""

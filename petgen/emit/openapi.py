@@ -83,7 +83,8 @@ def _components_schemas(site_id: str) -> dict[str, Any]:
 def _ask_schemas(site_id: str) -> dict[str, Any]:
     """`POST /ask` bodies: the flat shape or the NLWeb 0.54 nested shape (only `query` is required)."""
     question = {"type": "string", "minLength": 2, "maxLength": L.ASK_MAX_QUERY, "pattern": AFTER_TRIMMING_2,
-                "description": "The question, German or English."}
+                "description": f"The question, German or English; at most {L.QUERY_WORDS} of its words are searched "
+                               "(the others are listed in `_meta.ignored`)."}
     site = {"const": site_id, "description": "This service's site identifier (optional)."}
     limit = {"type": "integer", "minimum": 1, "maximum": L.ASK_MAX_LIMIT, "default": L.ASK_DEFAULT_LIMIT,
              "description": "How many results."}
@@ -254,7 +255,8 @@ def openapi_document(kb: KnowledgeBase) -> dict[str, Any]:
             "parameters": [
                 _param("q", "query",
                        {"type": "string", "minLength": 2, "maxLength": L.SEARCH_MAX_QUERY, "pattern": AFTER_TRIMMING_2},
-                       "The query, at least 2 characters after trimming.", required=True, example="maus"),
+                       f"The query, at least 2 characters after trimming; its first {L.QUERY_WORDS} words are searched "
+                       "(question words and filler dropped), the others ignored.", required=True, example="maus"),
                 _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": L.SEARCH_MAX_LIMIT,
                                          "default": L.SEARCH_DEFAULT_LIMIT}, "How many results."),
             ],

@@ -47,16 +47,21 @@ class DeliveryWorker:
         self.clock = clock
         self.owner = owner or worker_name()
         self.paused = False  # the store failed; said once, not by every lane every round
+        # While nothing is due, only the first lane polls the store; the others wait until a claim finds work
+        # (8 lanes polling 4 times a second each cost an idle replica ~3 % of a core in store transactions).
+        self.busy = anyio.Event()
 
     async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Run the lanes until cancelled."""
         async with anyio.create_task_group() as tasks:
-            for _ in range(self.lanes):
-                tasks.start_soon(self._lane)
+            for n in range(self.lanes):
+                tasks.start_soon(self._lane, n == 0)
             task_status.started()
 
-    async def _lane(self) -> None:
+    async def _lane(self, polls: bool) -> None:
         while True:
+            if not polls:
+                await self.busy.wait()
             try:
                 worked = await self.step()
             except StoreUnavailable as exc:  # /api/status reports it (facility.report)
@@ -68,7 +73,11 @@ class DeliveryWorker:
             if self.paused:
                 log.warning("webhook deliveries resumed: the store answers again")
                 self.paused = False
-            if not worked:
+            if worked:
+                self.busy.set()  # there is work: every lane claims
+            else:
+                if polls and self.busy.is_set():
+                    self.busy = anyio.Event()  # nothing due: the other lanes wait for the next work found
                 await anyio.sleep(self.poll)
 
     async def step(self) -> bool:

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import orjson
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
+from petgen.build.dist import DistWriter
 from petgen.build.pipeline import build
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
+from petgen.content.kb import load_knowledge_base
 from petgen.content.problems import ContentError
 from petgen.content.synthetic import write_corpus
-from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.contract.schemas import schema_for
+from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
+from petgen.emit.entries import emit_entries, submit_entries
+from petgen.emit.site import PageRenderer
 from tests.conftest import BASE_URL, REPO, write_site
 
 
@@ -79,6 +85,45 @@ def test_workers_and_one_process_give_the_same_dist(tmp_path: Path) -> None:
     parallel = build(content, tmp_path / "parallel" / "dist", workers=2)
     assert alone.files == parallel.files > 2 * EMIT_THRESHOLD
     assert digest(tmp_path / "alone" / "dist") == digest(tmp_path / "parallel" / "dist")
+
+
+_GATE: list = []  # in the test below: the event its pool's only worker waits for (inherited through the fork)
+
+
+def _wait_at_gate() -> None:
+    _GATE[0].wait(60)
+
+
+def test_the_build_process_writes_the_chunks_no_worker_has_started(tmp_path: Path) -> None:
+    """Once the build process is done with the rest, it takes back the chunks of entries that no worker has
+    started and writes them itself: here the pool's only worker is busy until the first chunk taken back is
+    written. The files and routes are those of a build in one process."""
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    content = write_corpus(tmp_path / "content", EMIT_THRESHOLD + 100, taxonomy_from=REPO / "content")
+    kb = load_knowledge_base(content, workers=1)
+    pages = PageRenderer(kb)
+    alone = DistWriter(tmp_path / "alone")
+    alone.root.mkdir()
+    emit_entries(kb, alone, pages=pages, workers=1)
+    context = multiprocessing.get_context("fork")
+    _GATE[:] = [context.Event()]
+    try:
+        with ProcessPoolExecutor(1, mp_context=context) as pool:
+            busy = pool.submit(_wait_at_gate)
+            taken = DistWriter(tmp_path / "taken")
+            taken.root.mkdir()
+            futures = submit_entries(kb, taken, pages, pool)
+            emit_entries(kb, taken, pages=pages, pool=pool, submitted=futures, progress=lambda _: _GATE[0].set())
+            busy.result()
+    finally:
+        _GATE[0].set()
+        _GATE.clear()
+    assert len(futures) > 3 and futures[-1].cancelled()  # taken back before the worker was free again
+    assert not futures[0].cancelled()  # queued for the worker already: it wrote that one
+    assert taken.routes == alone.routes and taken.written == alone.written
+    assert files(taken.root) == files(alone.root)
 
 
 def test_a_full_build_that_fails_its_checks_across_entries_leaves_nothing_behind(tmp_path: Path) -> None:

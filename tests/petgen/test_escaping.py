@@ -154,6 +154,11 @@ def test_category_and_index_pages_show_the_fields_as_text(hostile_dist: Path) ->
     assert category.text_of("h1") == [f"{HOSTILE[1]} Klassiker {EVIL}"]
     assert {"name": "description", "content": f"Klassisch {EVIL}"} in category.all("meta")
     assert TITLE in category.text_of("a")
+    assert category.text_of("title") == [f"{HOSTILE[1]} Klassiker {EVIL} – Kosenamen | Kosenamen {EVIL}"]
+    assert f"Klassiker {EVIL}" in category.text_of("span")  # the page's own breadcrumb
+    letter = Page((hostile_dist / "a-z" / "h" / "index.html").read_text(encoding="utf-8"))
+    assert TITLE in letter.text_of("a") and letter.text_of("h1") == ["Kosenamen von A bis Z: H"]
+    assert letter.text_of("title") == [f"Kosenamen von A bis Z: H | Kosenamen {EVIL}"]
     index = Page((hostile_dist / "index.html").read_text(encoding="utf-8"))
     assert TITLE in index.text_of("a") and f"{HOSTILE[1]} Klassiker {EVIL} " in index.text_of("a")
     assert "2 Namen" in index.text_of("small")

@@ -81,3 +81,27 @@ def test_fails_twice_then_delivered(tmp_path: Path, receiver: Receiver) -> None:
     assert times == [0, 5, 305]
     [view] = store.deliveries()
     assert (view.status, view.attempts, view.last_status) == ("delivered", 3, 200)
+
+
+class CountingStore(SQLiteStore):
+    """The real store, counting the claims made on it."""
+
+    claims = 0
+
+    def claim(self, owner: str, now: float):  # type: ignore[no-untyped-def]
+        self.claims += 1
+        return super().claim(owner, now)
+
+
+def test_an_idle_worker_polls_with_one_lane(tmp_path: Path) -> None:
+    """With nothing due, one lane of eight polls the store (not all eight); a due delivery still goes out."""
+    store = CountingStore(tmp_path / "webhooks.sqlite3")
+
+    async def idle() -> None:
+        async with Sender(Policy(allow_loopback=True)) as sender:
+            worker = DeliveryWorker(store, sender, Schedule(random=lambda: 0.5), lanes=8, poll=0.05)
+            with anyio.move_on_after(1.0):
+                await worker.run()
+
+    anyio.run(idle)
+    assert 5 <= store.claims <= 30  # one lane: ~20 claims in a second; eight lanes polling made ~160
