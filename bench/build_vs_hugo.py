@@ -20,8 +20,8 @@ with other programs (its libraries).
 `--count` takes one size or several, comma-separated: each size is a corpus of its own, measured as above,
 one table per size. `--write-docs` replaces the tables between the markers in docs/benchmarks.md with this run's.
 
-`--baseline DIR` adds another checkout of this repository (say, a worktree of main) as two more
-contenders, cold and cached, run from that directory in the same alternation: a change's cost on the
+`--baseline DIR` adds another checkout of this repository (say, a worktree of main) as three more
+contenders, cold, cached and one edit, run from that directory in the same alternation: a change's cost on the
 same corpus, in the same minutes, on the same machine.
 """
 
@@ -202,9 +202,14 @@ def measure(count: int, args: argparse.Namespace) -> tuple[dict[str, list[Run]],
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         corpus = write_corpus(root / "corpus", count, taxonomy_from=REPO / "content")
-        edited = root / "corpus-edited"
-        shutil.copytree(corpus, edited)
+        for suffix in ("", "-baseline") if args.baseline else ("",):  # one copy per one-edit contender: each edits its own
+            shutil.copytree(corpus, root / f"corpus-edited{suffix}")
         site = hugo_site(root, corpus)
+
+        def one_edit(suffix: str) -> list[str]:
+            """A rebuild of its own corpus copy into its own output directory, with its own cache."""
+            return [sys.executable, "-m", "petgen", "build", "--content", str(root / f"corpus-edited{suffix}"), "--out",
+                    str(root / f"edited{suffix}" / "dist"), "--cache-dir", str(root / f"cache-edited{suffix}")]
 
         def commands(run: int) -> dict[str, tuple[list[str], Path | None, Path]]:
             """Each run writes into a directory of its own: no run pays for deleting another's output
@@ -217,19 +222,18 @@ def measure(count: int, args: argparse.Namespace) -> tuple[dict[str, list[Run]],
                     "baseline (cold)": ([*petgen, "--no-cache"], args.baseline, out / "dist"),
                     "baseline (cached)": ([*petgen, "--cache-dir", str(root / "cache-baseline")], args.baseline,
                                           out / "dist"),
+                    "baseline (one edit)": (one_edit("-baseline"), args.baseline, root / "edited-baseline" / "dist"),
                 }
             return {
                 "hugo": (["hugo", "--quiet", "-d", str(out / "hugo")], site, out / "hugo"),
                 "petgen (cold)": ([*petgen, "--no-cache"], REPO, out / "dist"),
                 "petgen (cached)": ([*petgen, "--cache-dir", str(root / "cache")], REPO, out / "dist"),
-                "petgen (one edit)": ([sys.executable, "-m", "petgen", "build", "--content", str(edited), "--out",
-                                       str(root / "edited" / "dist"), "--cache-dir", str(root / "cache-edited")],
-                                      REPO, root / "edited" / "dist"),
+                "petgen (one edit)": (one_edit(""), REPO, root / "edited" / "dist"),
                 **baseline,
             }
 
-        for tool, (command, cwd, _) in commands(0).items():  # fill the caches (the one-edit tree: twice, for its spare)
-            for _ in range(2 if tool == "petgen (one edit)" else 1):
+        for tool, (command, cwd, _) in commands(0).items():  # fill the caches (the one-edit trees: twice, for the spare)
+            for _ in range(2 if tool.endswith("(one edit)") else 1):
                 if tool.endswith(("(cached)", "(one edit)")):
                     subprocess.run(command, cwd=cwd, check=True, capture_output=True)
         results: dict[str, list[Run]] = {tool: [] for tool in commands(0)}
@@ -239,8 +243,8 @@ def measure(count: int, args: argparse.Namespace) -> tuple[dict[str, list[Run]],
             for tool in results:
                 run += 1
                 command, cwd, out = commands(run)[tool]
-                if tool == "petgen (one edit)":
-                    edit_one(edited, run)
+                if tool.endswith("(one edit)"):
+                    edit_one(root / ("corpus-edited-baseline" if tool.startswith("baseline") else "corpus-edited"), run)
                 settle()
                 results[tool].append(timed(command, cwd=cwd))
                 files[tool] = sum(1 for p in out.rglob("*") if p.is_file())

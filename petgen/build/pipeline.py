@@ -18,6 +18,7 @@ from petgen import __version__
 from petgen.build.dist import DistWriter, Routes, Unit, manifest_stamp, new_build_dir, retire, swap_in, sweep
 from petgen.build.incremental import (
     BuildState,
+    Target,
     TreeWriter,
     load_state,
     recycling,
@@ -34,15 +35,7 @@ from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import Result as EntriesResult
 from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes, submit_entries
-from petgen.emit.searchindex import (
-    INDEX_ROUTE,
-    SEARCH_UNIT,
-    Documents,
-    documents,
-    emit_search_index,
-    entry_digests,
-    search_key,
-)
+from petgen.emit.searchindex import INDEX_ROUTE, Documents, documents, emit_search_index, entry_digests
 from petgen.emit.site import PageRenderer, emit_site
 from petgen.emit.sitemap import emit_sitemap
 from petgen.emit.templating import keep_compiled_templates
@@ -92,24 +85,35 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     workers = workers if workers is not None else (os.cpu_count() or 1)
     with collector_paused(), early_workers(content_dir, full=state is None, workers=workers) as pool:
         begun: list[Begun] = []
+        edits: list[Edit] = []
 
         def begin(kb: KnowledgeBase) -> None:  # the workers write while this process checks across entries
             begun.append(Begun.start(Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir), out_dir,
                                      PageRenderer(kb), pool))
 
+        def begin_edit(kb: KnowledgeBase) -> None:  # a child writes part of an incremental build meanwhile
+            assert state is not None
+            edits.append(Edit.start(Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir), out_dir, state))
+
         try:
             kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
                                      cache_dir=cache_dir, pool=pool, workers=workers,
-                                     before_checks=begin if pool is not None else None)
+                                     before_checks=begin if pool is not None else
+                                     begin_edit if state is not None and cache_dir is not None else None)
         except BaseException:
             for early in begun:
                 early.abandon()
+            for edit in edits:
+                edit.abandon()
             raise
-        outputs = begun[0].outputs if begun else Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir)
-        pages = begun[0].pages if begun else PageRenderer(kb)
-        keys = entry_keys(kb, pages) if cache_dir is not None else {}
-        if not begun and state is not None and few_changed(keys, state):
-            writer: DistWriter = build_incremental(outputs, out_dir, pages, keys, state)
+        edit = edits[0] if edits else None
+        outputs = (begun[0].outputs if begun else edit.outputs if edit else
+                   Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir))
+        pages = begun[0].pages if begun else edit.pages if edit else PageRenderer(kb)
+        keys = edit.keys if edit else entry_keys(kb, pages) if cache_dir is not None else {}
+        if edit is not None and edit.writer is not None:
+            assert state is not None
+            writer: DistWriter = edit.finish(state)
             changed: int | None = cast(TreeWriter, writer).changed
             if progress:
                 progress(len(kb.entries))
@@ -192,49 +196,11 @@ class Outputs:
         emit_openapi_and_discovery(self.kb, writer)
         emit_site(self.kb, writer)
 
-    def emit_rest_in_parallel(self, writer: TreeWriter, first: Callable[[], None] = lambda: None) -> None:
-        """`first()`, then `emit_rest`, with the search index made in a forked child (where it can fork) if it
-        has to be made (its inputs changed), updated from the last build's entry by entry or built whole, while
-        this process does the rest (`first` included: the child starts before it)."""
-        global _forked
-        docs = Documents(self.kb)
-        found = entry_digests(self.kb, docs)
-        if (writer.has_unit(SEARCH_UNIT, search_key(found)) or (os.cpu_count() or 1) < 2
-                or "fork" not in multiprocessing.get_all_start_methods()):
-            first()
-            emit_search_index(self.kb, writer, docs, found, self.search_state)
-            self.emit_pages(writer)
-            return
-        _forked = (self, writer, docs, found)
-        try:
-            with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-                future = pool.submit(_emit_search_forked)
-                first()
-                self.emit_pages(writer)
-                routes, written, units, changed = future.result()
-        finally:
-            _forked = None
-        writer.merge(routes, written, units)
-        writer.changed += changed
-
     def emit_index_files(self, writer: DistWriter) -> None:
         """The files that list all others, once they are written: the sitemap, then the manifest with
         `_redirects` and `_headers`."""
         emit_sitemap(self.kb, writer)
         emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies)
-
-
-_forked: tuple[Outputs, TreeWriter, Documents, list[bytes]] | None = None  # set in the parent before forking
-
-
-def _emit_search_forked() -> tuple[Routes, dict[str, str], dict[str, Unit], int]:
-    """`emit_search_index` in a forked child, into the same tree; the routes, files and unit go back to the
-    parent."""
-    assert _forked is not None
-    outputs, parent, docs, found = _forked
-    writer = TreeWriter(parent.root, present=parent.present, source=parent.source, context=parent.context)
-    emit_search_index(outputs.kb, writer, docs, found, outputs.search_state)
-    return writer.routes, writer.written, writer.units, writer.changed
 
 
 def _emit_search_task(root: Path, context: str, docs: list[Document],
@@ -283,33 +249,120 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
     return writer
 
 
-def build_incremental(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[str, str],
-                      state: BuildState) -> TreeWriter:
-    """Turn the spare tree (or a clone of the live one) into this build, writing only what changed; swap it in."""
-    target = target_tree(out_dir, state)
-    spare = spare_path(out_dir)
-    try:
-        if target.recycled:  # until it is swapped in, the spare holds no build the state could describe
-            recycling(outputs.cache_dir, out_dir)
-        writer = TreeWriter(target.root, present=target.present, source=out_dir, context=pages.context_key,
-                            earlier=state.units)
-        outputs.emit_rest_in_parallel(writer, first=lambda: emit_changed_entries(outputs.kb, writer, pages, keys,
-                                                                                 state.entries))
-        outputs.emit_index_files(writer)
-        writer.remove_stale()
-        swap_in(target.root, out_dir, keep=spare)
-    except BaseException:
-        if not target.recycled:
-            shutil.rmtree(target.root, ignore_errors=True)
-        raise
-    finally:
-        release(target)
-    sweep(out_dir)
-    save_state(outputs.cache_dir, out_dir, BuildState(
-        live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
-        entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()},
-        units=writer.units))
-    return writer
+@dataclass
+class Edit:
+    """An incremental build (petgen/build/incremental.py), begun as soon as the entries are loaded, before the
+    checks across entries (`load_knowledge_base`'s `before_checks`): the spare tree (or a clone of the live one)
+    is taken, and a forked child writes the search index (if its inputs changed: updated from the last build's),
+    the JSON API and the discovery documents into it while this process runs the checks, then writes the changed
+    entries and the site (`finish`). If the checks fail, `abandon` waits for the child and gives up the tree
+    (the spare is marked as changing first, so no state describes it). `writer` is None when too many entries
+    changed: the caller builds in full."""
+
+    outputs: Outputs
+    pages: PageRenderer
+    keys: dict[str, str]
+    target: Target | None = None
+    writer: TreeWriter | None = None
+    pool: ProcessPoolExecutor | None = None
+    child: Future[ChildResult] | None = None
+
+    @classmethod
+    def start(cls, outputs: Outputs, out_dir: Path, state: BuildState) -> Edit:
+        pages = PageRenderer(outputs.kb)
+        edit = cls(outputs, pages, entry_keys(outputs.kb, pages))
+        if not few_changed(edit.keys, state):
+            return edit
+        edit.target = target = target_tree(out_dir, state)
+        try:
+            if target.recycled:  # until it is swapped in, the spare holds no build the state could describe
+                recycling(outputs.cache_dir, out_dir)
+            edit.writer = TreeWriter(target.root, present=target.present, source=out_dir, context=pages.context_key,
+                                     earlier=state.units)
+            edit._fork()
+        except BaseException:
+            edit.abandon()
+            raise
+        return edit
+
+    def _fork(self) -> None:
+        """Start the child (where this process can fork and there is a second core; else `finish` does its part)."""
+        global _forked
+        if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+            return
+        _forked = (self.outputs, cast(TreeWriter, self.writer))
+        try:
+            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+            self.child = self.pool.submit(_emit_forked)  # with "fork", the child is forked here, in `submit`
+        finally:
+            _forked = None
+
+    def finish(self, state: BuildState) -> TreeWriter:
+        """The rest of the build: the changed entries and the site, the child's part taken over, then the sitemap,
+        the manifest, the old files removed; the tree swapped in and the state saved."""
+        outputs, writer, target = self.outputs, self.writer, self.target
+        assert writer is not None and target is not None
+        out_dir, spare = outputs.out_dir, spare_path(outputs.out_dir)
+        try:
+            emit_changed_entries(outputs.kb, writer, self.pages, self.keys, state.entries)
+            if self.child is None:
+                _emit_child_part(outputs, writer)
+            emit_site(outputs.kb, writer)
+            if self.child is not None:
+                routes, written, units, changed, reused = self.child.result()
+                writer.merge(routes, written, units)
+                writer.changed += changed
+                writer.reused += reused
+            outputs.emit_index_files(writer)
+            writer.remove_stale()
+            swap_in(target.root, out_dir, keep=spare)
+        except BaseException:
+            self.abandon()
+            raise
+        finally:
+            self._release()
+        sweep(out_dir)
+        save_state(outputs.cache_dir, out_dir, BuildState(
+            live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
+            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in self.keys.items()},
+            units=writer.units))
+        return writer
+
+    def abandon(self) -> None:
+        """Wait for the child, and remove the tree if it was a clone (a spare stays marked as changing)."""
+        self._release()
+        if self.target is not None and not self.target.recycled:
+            shutil.rmtree(self.target.root, ignore_errors=True)
+
+    def _release(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+        if self.target is not None:
+            release(self.target)
+
+
+ChildResult = tuple[Routes, dict[str, str], dict[str, Unit], int, int]
+_forked: tuple[Outputs, TreeWriter] | None = None  # set in the parent while it forks the child of an `Edit`
+
+
+def _emit_forked() -> ChildResult:
+    """An `Edit`'s child: its part written into the same tree; the routes, files and units go back to the parent."""
+    assert _forked is not None
+    outputs, parent = _forked
+    writer = TreeWriter(parent.root, present=parent.present, source=parent.source, context=parent.context,
+                        earlier=parent.earlier)
+    _emit_child_part(outputs, writer)
+    return writer.routes, writer.written, writer.units, writer.changed, writer.reused
+
+
+def _emit_child_part(outputs: Outputs, writer: DistWriter) -> None:
+    """What an `Edit`'s child writes: the search index, the JSON API and the discovery documents (about as much
+    work as the parent's: the checks across entries, the changed entries and the site)."""
+    docs = Documents(outputs.kb)
+    emit_search_index(outputs.kb, writer, docs, entry_digests(outputs.kb, docs), outputs.search_state)
+    emit_api(outputs.kb, writer)
+    emit_openapi_and_discovery(outputs.kb, writer)
 
 
 @contextmanager

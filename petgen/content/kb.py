@@ -12,7 +12,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, partial
-from itertools import chain
+from itertools import chain, islice
 from operator import attrgetter
 from pathlib import Path
 
@@ -73,9 +73,16 @@ class KnowledgeBase:
         for entry in self.entries:
             for category in entry.categories:
                 grouped.setdefault(category, []).append(entry)
+        by_value: dict[str, dict[str, list[Entry]]] = {}  # facet -> value -> its entries: one pass per facet
         for alias in self.categories:
             if alias.facet is not None:
-                grouped[alias.slug] = _matching(self.entries, alias.facet)
+                name, wanted = alias.facet
+                if wanted == EVERY_REGION:
+                    grouped[alias.slug] = _matching(self.entries, alias.facet)
+                    continue
+                if name not in by_value:
+                    by_value[name] = _by_value(self.entries, name)
+                grouped[alias.slug] = by_value[name].get(wanted, [])
         return grouped
 
     @cached_property
@@ -86,6 +93,13 @@ class KnowledgeBase:
     def in_category(self, slug: str) -> list[Entry]:
         """The category's entries, in list order (an alias category's: those with its facet value)."""
         return self._by_category.get(slug, [])
+
+    def first_in_category(self, slug: str, count: int) -> list[Entry]:
+        """`in_category(slug)[:count]`, found without grouping every entry if that was not done yet."""
+        if "_by_category" in self.__dict__:
+            return self.in_category(slug)[:count]
+        category = next((c for c in self.categories if c.slug == slug), None)
+        return list(islice(filter(category.has, self.entries), count)) if category is not None else []
 
     def facet_counts(self) -> dict[str, dict[str, int]]:
         """Entries per value of each facet, every value listed (0 included), in the vocabulary's order."""
@@ -98,9 +112,21 @@ class KnowledgeBase:
                 per_value[value] = per_value.get(value, 0) + count
         return counts
 
-    @property
+    @cached_property
     def newest_review(self) -> str:
-        return max((e.lastReviewed for e in self.entries), default="1970-01-01")
+        return max(map(attrgetter("lastReviewed"), self.entries), default="1970-01-01")
+
+
+def _by_value(entries: list[Entry], name: str) -> dict[str, list[Entry]]:
+    """The entries by their value of facet `name` (an entry in the list of each of its values), in list order."""
+    found: dict[str, list[Entry]] = {}
+    for entry, value in zip(entries, map(attrgetter(name), entries)):
+        if isinstance(value, list):
+            for v in dict.fromkeys(value) if len(value) > 1 else value:  # once, even if listed twice
+                found.setdefault(v, []).append(entry)
+        else:
+            found.setdefault(value, []).append(entry)
+    return found
 
 
 def _matching(entries: list[Entry], facet: tuple[str, str]) -> list[Entry]:
@@ -159,6 +185,7 @@ def _reparse(paths: dict[str, tuple[str, str]], key: str) -> Entry:
     entry = _parse_source(path, raw)[0] if entry_key(rel, raw) == key else None
     if entry is None:
         raise ContentError([Problem(path, 1, "changed while the build ran", "build again")])
+    sign_entries([entry])  # as a parse worker does (not every field of these is in the light form)
     return entry
 
 

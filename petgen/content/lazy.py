@@ -15,11 +15,14 @@ from typing import Any
 
 from petgen.content.model import Entry
 
-# The fields the build reads of every entry (validation across entries, keys, lists, cards, the search index,
-# the sitemap); the others are loaded with the entry's chunk when first read.
+# The fields the build reads of every entry (validation across entries, keys, lists, cards, the search index of
+# a build into a new directory, the sitemap); the others are loaded with the entry's chunk when first read. Not
+# among them, though every entry has them: its phrase hashes (almost half of what the light forms would hold),
+# which a build reads of the changed entry files only: the phrase count is updated from the last one, which keeps
+# them (petgen/content/phrases.py).
 LIGHT_FIELDS = ("slug", "path", "title", "meaning", "variants", "categories", "moods", "keywords", "related",
                 "datePublished", "lastReviewed", "relationship", "gender", "region", "originCertainty", "genderNote",
-                "language", "sentences", "terms", "name_keys", "phrases")
+                "language", "sentences", "terms", "name_keys")
 _LOAD = "_load"
 
 

@@ -106,6 +106,33 @@ def _concatenated(entries: list[Entry]) -> tuple[np.ndarray, np.ndarray]:
     return np.frombuffer(b"".join(blobs), dtype=np.int64), offsets
 
 
+def _spliced(state: PhraseState, entries: list[Entry], old_of_new: np.ndarray,
+             added: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """`_concatenated(entries)` made from the state's hashes where an entry file is the same (`old_of_new`, in the
+    state's order): only the `added` entries' phrases are read (an unchanged entry's stay in its chunk)."""
+    lengths = np.empty(len(entries), dtype=np.int64)
+    kept = old_of_new >= 0
+    lengths[kept] = np.diff(state.offsets)[old_of_new[kept]]
+    fresh = {j: np.frombuffer(entries[j].phrases or phrase_hashes(entries[j]), dtype=np.int64) for j in added}
+    for j, found in fresh.items():
+        lengths[j] = len(found)
+    offsets = np.zeros(len(entries) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    # Runs of kept entries whose files follow each other in the state too: one slice of its hashes each.
+    breaks = np.flatnonzero(~kept[1:] | ~kept[:-1] | (np.diff(old_of_new) != 1)) + 1
+    pieces = []
+    for start, end in zip([0, *breaks.tolist()], [*breaks.tolist(), len(entries)]):
+        if start == end:
+            continue
+        if kept[start]:
+            first, last = int(old_of_new[start]), int(old_of_new[end - 1])
+            pieces.append(state.hashes[state.offsets[first]:state.offsets[last + 1]])
+        else:
+            pieces.append(fresh[start])
+    empty = np.zeros(0, dtype=np.int64)
+    return (np.concatenate(pieces) if pieces else empty).astype(np.int64, copy=False), offsets
+
+
 def _found(entries: list[Entry], reported: dict[int, tuple[str, np.ndarray]]) -> Found:
     """As `repeated_phrases` lists them: most widespread first, then by hash (`np.unique`'s order)."""
     return [(reported[value][0], Users(entries, reported[value][1]))
@@ -142,7 +169,7 @@ def _updated(state: PhraseState, entries: list[Entry], keys: list[str]) -> tuple
         if np.any(at >= len(values)) or np.any(values[np.minimum(at, len(values) - 1)] != gone):
             return None  # not what the state counted
         counts[at] -= times
-    hashes, offsets = _concatenated(entries)
+    hashes, offsets = _spliced(state, entries, old_of_new, added)
     put = {j: hashes[offsets[j]:offsets[j + 1]] for j in added}
     if put:
         new, times = np.unique(np.concatenate(list(put.values())), return_counts=True)

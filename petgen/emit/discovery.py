@@ -97,7 +97,7 @@ def openapi_examples(kb: KnowledgeBase) -> list[Entry]:
     """The entries the OpenAPI document shows: the example name (Bärchen, else the first), the first category's
     first two."""
     example = kb.by_slug.get("baerchen") or (kb.entries[0] if kb.entries else None)
-    return ([example] if example else []) + (kb.in_category(kb.categories[0].slug)[:2] if kb.categories else [])
+    return ([example] if example else []) + (kb.first_in_category(kb.categories[0].slug, 2) if kb.categories else [])
 
 
 def _openapi_document(kb: KnowledgeBase) -> dict[str, Any]:

@@ -242,3 +242,20 @@ def test_empty_knowledge_base_builds(tmp_path: Path) -> None:
     result = build(content, tmp_path / "d")
     assert result.routes > 0
     assert load(tmp_path / "d", "/api/names")["items"] == []
+
+
+def test_categories_hold_the_entries_their_definition_selects_in_list_order(tmp_path: Path) -> None:
+    """`in_category` (grouped in one pass per facet) and `first_in_category` (found without grouping) select, for
+    every category and alias category, the entries `Category.has` accepts, in list order."""
+    from petgen.content.kb import load_knowledge_base
+
+    content = write_corpus(tmp_path / "content", 300, taxonomy_from=REPO / "content")
+    kb = load_knowledge_base(content)
+    firsts = {c.slug: kb.first_in_category(c.slug, 3) for c in kb.categories}
+    assert any(c.facet is not None for c in kb.categories)
+    for category in kb.categories:
+        expected = [e.slug for e in kb.entries if category.has(e)]
+        assert expected, category.slug
+        assert [e.slug for e in kb.in_category(category.slug)] == expected, category.slug
+        assert [e.slug for e in firsts[category.slug]] == expected[:3] == [
+            e.slug for e in kb.first_in_category(category.slug, 3)]

@@ -25,6 +25,7 @@ from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
 from petgen.build.incremental import spare_path
 from petgen.build.pipeline import build
+from petgen.content.problems import ContentError
 from petgen.content.text import slugify
 from runtime.builds.files import BuildDir
 from tests.conftest import BASE_URL, REPO, entry_text
@@ -76,7 +77,8 @@ class Editor:
 
     def step(self) -> str:
         slug = self.random.choice(self.slugs())
-        kind = self.random.choice(["meaning", "title", "moods", "add", "rename", "delete"])
+        kind = self.random.choice(["meaning", "title", "moods", "categories", "related", "add", "rename", "reletter",
+                                   "delete"])
         text = self.text(slug)
         if kind == "meaning":
             self.write(slug, re.sub(r'^meaning: ("?)', r"meaning: \1Neu gesagt, ", text, count=1, flags=re.MULTILINE))
@@ -85,12 +87,28 @@ class Editor:
         elif kind == "moods":  # leaves some lists, joins others
             mood = self.random.choice(["frech", "romantisch", "verspielt", "nostalgisch"])
             self.write(slug, re.sub(r"^moods: .*$", f"moods: [{mood}]", text, count=1, flags=re.MULTILINE))
+        elif kind == "categories":  # moves between category pages, category resources and their JSON lists
+            category = self.random.choice(["klassiker", "tiere", "suesses", "natur", "lustig"])
+            self.write(slug, re.sub(r"^categories: .*$", f"categories: [{category}]", text, count=1, flags=re.MULTILINE))
+        elif kind == "related":  # a link to another entry of its gender: its page names that entry, which cites it
+            gender = re.search(r"^gender: (\S+)", text, re.MULTILINE)
+            links = [s.strip() for s in (RELATED.search(text) or re.match("()", "")).group(1).split(",") if s.strip()]
+            others = [other for other in self.slugs() if other != slug and other not in links and gender is not None
+                      and re.search(rf"^gender: {gender.group(1)}$", self.text(other), re.MULTILINE)]
+            if others and RELATED.search(text):
+                links.append(self.random.choice(others))
+                self.write(slug, RELATED.sub(f"related: [{', '.join(links)}]", text, count=1))
         elif kind == "add":
             self.added += 1
             title = f"Probename{self.added}"
             self.write(title.lower(), entry_text(title, "tiere", "verspielt"))
         elif kind == "rename":  # a new title, so a new slug: moves in every list
             title = re.search(r'^title: "?(.*?)"?$', text, re.MULTILINE).group(1) + " Neu"  # type: ignore[union-attr]
+            (self.names / f"{slug}.md").unlink()
+            self.write(slugify(title), re.sub(r"^title: .*$", f"title: {title}", text, count=1, flags=re.MULTILINE))
+            self.relink(slug, slugify(title))
+        elif kind == "reletter":  # a title with another first letter: leaves its A–Z page for another
+            title = "Xaver " + re.search(r'^title: "?(.*?)"?$', text, re.MULTILINE).group(1)  # type: ignore[union-attr]
             (self.names / f"{slug}.md").unlink()
             self.write(slugify(title), re.sub(r"^title: .*$", f"title: {title}", text, count=1, flags=re.MULTILINE))
             self.relink(slug, slugify(title))
@@ -107,8 +125,12 @@ def bundled(tmp_path: Path) -> Path:
     return content
 
 
-@pytest.mark.parametrize("seed", [1, 2])
-def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, seed: int) -> None:
+@pytest.mark.parametrize("seed,cores", [(1, None), (2, None), (3, 1)])
+def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, seed: int, cores: int | None,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one core the incremental build writes everything in the build process (else part in a forked child)."""
+    if cores is not None:
+        monkeypatch.setattr(os, "cpu_count", lambda: cores)
     editor = Editor(bundled, seed)
     out, cache = tmp_path / "dist", tmp_path / "cache"
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
@@ -289,12 +311,13 @@ def test_an_edit_cuts_llms_full_from_the_last_one_and_keeps_the_big_states(bundl
     """After an edit, the unchanged entries' sections of llms-full.txt are cut out of the last build's file
     (petgen/emit/llms.py), and the phrase count and the search index kept in the cache are not saved again (each
     build updates the saved ones until more than KEEP_STATE entries changed); the output is a clean build's."""
-    spliced: list[bool] = []
+    seen = tmp_path / "spliced"  # a file: the spy may run in the build's forked child
     original = petgen.emit.llms._spliced
 
     def spy(*args):  # type: ignore[no-untyped-def]
         found = original(*args)
-        spliced.append(found is not None)
+        with seen.open("a") as log:
+            log.write("1" if found is not None else "0")
         return found
 
     monkeypatch.setattr(petgen.emit.llms, "_spliced", spy)
@@ -308,8 +331,38 @@ def test_an_edit_cuts_llms_full_from_the_last_one_and_keeps_the_big_states(bundl
         path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", f"meaning: Fassung {number}, ", 1),
                         encoding="utf-8")
         assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
-        assert spliced[-1], number
+        assert seen.read_text()[-1:] == "1", number
         assert [p.stat().st_mtime_ns for p in saved] == stamps
         build(bundled, tmp_path / f"clean{number}", base_url=BASE_URL)
         assert tree(out) == tree(tmp_path / f"clean{number}")
     assert b"Fassung 2, Fassung 1, Fassung 0" in (out / "llms-full.txt").read_bytes()
+
+
+@pytest.mark.parametrize("served", [False, True])
+def test_an_edit_that_fails_the_checks_across_entries_changes_nothing(bundled: Path, tmp_path: Path, served: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """An incremental build writes into its tree (the search index, the JSON API, discovery: in a forked child)
+    while it checks across entries; when a check fails (here a variant that is another entry's title), the live
+    tree is as it was, no other tree is left beside it, the spare (or, while a runtime holds it, the clone) is not
+    trusted, and the build after the fix equals a clean build."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    for _ in range(2):
+        build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    before = tree(out)
+    path = bundled / "names" / "baerchen.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("meaning: ", "meaning: Neu, ", 1).replace("variants: [Bärle,", "variants: [Schatz, Bärle,", 1),
+                    encoding="utf-8")
+    monkeypatch.setattr(petgen.build.incremental, "LOCK_WAIT", 0.2)
+    held = BuildDir(spare_path(out)) if served else None  # a runtime serving the spare: the build clones the live tree
+    with pytest.raises(ContentError) as failed:
+        build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    del held
+    assert [p.message for p in failed.value.problems if p.severity == "error"] == [
+        "variant 'Schatz' is the title of another entry (%s)" % (bundled / "names" / "schatz.md")]
+    assert tree(out) == before
+    assert sorted(p.name for p in out.parent.iterdir() if p.name.startswith(".")) == [spare_path(out).name]
+    path.write_text(text.replace("meaning: ", "meaning: Neu, ", 1), encoding="utf-8")
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
+    build(bundled, tmp_path / "clean", base_url=BASE_URL)
+    assert tree(out) == tree(tmp_path / "clean")
