@@ -252,7 +252,8 @@ def measure(count: int, args: argparse.Namespace) -> tuple[dict[str, list[Run]],
 
 
 def render(results: dict[str, list[Run]], files: dict[str, int], args: argparse.Namespace, count: int) -> str:
-    command = (f"python bench/build_vs_hugo.py --count {args.count} --rounds {args.rounds}"
+    where = f"TMPDIR={os.environ['TMPDIR']} " if os.environ.get("TMPDIR") else ""  # the trees on tmpfs, say
+    command = (f"{where}python bench/build_vs_hugo.py --count {args.count} --rounds {args.rounds}"
                + (" --baseline DIR" if args.baseline else "") + " --write-docs")
     hugo_wall = statistics.median(r[0] for r in results["hugo"])
     hugo_rss = max(r[3] for r in results["hugo"])
