@@ -207,12 +207,13 @@ def _without_words(meaning: Understanding, dist: Dist, hits: list[Hit]) -> list[
     return [int(doc) for doc in docs[~matched]]
 
 
-def _sources(meaning: Understanding, index: SearchIndex, group: list[str], prefix: bool, fanout: int) -> list[Source]:
+def _sources(meaning: Understanding, index: SearchIndex, group: list[str], prefix: bool, fanout: int,
+             typos: bool = True) -> list[Source]:
     """A word group's posting lists, looked up once per question (ranking, "either", the words check all ask)."""
-    key = (tuple(group), prefix, fanout)
+    key = (tuple(group), prefix, fanout, typos)
     found = meaning.sources.get(key)
     if found is None:
-        found = meaning.sources[key] = index.sources(group, prefix=prefix, fanout=fanout)
+        found = meaning.sources[key] = index.sources(group, prefix=prefix, fanout=fanout, typos=typos)
     return found
 
 
@@ -316,7 +317,8 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
     for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
         joined = meaning.joined if kind is meaning.words else set()
         for n, g in enumerate(kind):
-            sources = _sources(meaning, index, g, prefix_ok and len(g[0]) >= MIN_WORD, fanout)
+            # a topic's words come from the lexicon, spelt right: no typos looked up for them
+            sources = _sources(meaning, index, g, prefix_ok and len(g[0]) >= MIN_WORD, fanout, typos=weight == 1.0)
             if not sources:
                 if weight == 1.0:  # a topic word that matches nothing still asked for its intent
                     meaning.ignore(g[0])

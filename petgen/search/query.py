@@ -269,9 +269,11 @@ class SearchIndex:
         matches = extract(word, candidates, scorer=OSA.distance, score_cutoff=limit, limit=FUZZY_MATCHES)
         return [(found, int(ids[at]), int(distance)) for found, distance, at in matches if distance > 0]
 
-    def postings(self, word: str, *, prefix: bool = True, fanout: int = PREFIX_FANOUT) -> Iterator[tuple[Posting, float]]:
+    def postings(self, word: str, *, prefix: bool = True, fanout: int = PREFIX_FANOUT,
+                 typos: bool = True) -> Iterator[tuple[Posting, float]]:
         """Every posting list one query word matches, with the quality of the match (its confidence factor); of
-        its completions as a prefix, the first `fanout` (the word's share of its query's, `prefix_share`)."""
+        its completions as a prefix, the first `fanout` (the word's share of its query's, `prefix_share`); its
+        typos unless `typos` is false (a word known to be spelt right: /ask's topic words, from the lexicon)."""
         terms = self.arrays.terms
         own = terms.find(word)
         word_stems = stems(word)
@@ -290,15 +292,16 @@ class SearchIndex:
             chars = self.arrays.term_chars
             for t in self._completions(word)[:fanout]:
                 yield self._posting(WORD, t), PREFIX_BASE + PREFIX_COVERAGE * len(word) / int(chars[t])
-        for _, t, distance in self._typos(word, own):
+        for _, t, distance in self._typos(word, own) if typos else ():
             yield self._posting(WORD, t), MATCH["typo1" if distance == 1 else "typo2"]
 
-    def sources(self, group: list[str], *, prefix: bool = True, fanout: int = PREFIX_FANOUT) -> list[Source]:
+    def sources(self, group: list[str], *, prefix: bool = True, fanout: int = PREFIX_FANOUT,
+                typos: bool = True) -> list[Source]:
         """The posting lists of one word group, each with its match quality and its alternative's factor
         (the first alternative is preferred: each later one counts ALTERNATIVE_STEP less); each word's first
-        `fanout` completions (see `postings`)."""
+        `fanout` completions and its typos (see `postings`)."""
         return [(posting, match, 1.0 - ALTERNATIVE_STEP * position) for position, word in enumerate(group)
-                for posting, match in self.postings(word, prefix=prefix, fanout=fanout)]
+                for posting, match in self.postings(word, prefix=prefix, fanout=fanout, typos=typos)]
 
     # -- scoring -------------------------------------------------------------------------------
 

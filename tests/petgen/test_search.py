@@ -78,6 +78,12 @@ def test_typos_one_edit_from_four_two_from_eight(index: SearchIndex) -> None:
     assert titles(index, "baer") and titles(index, "bar")[0] == "Bär"
 
 
+def test_typos_can_be_left_out_for_words_spelt_right(index: SearchIndex) -> None:
+    """/ask's topic words come from the lexicon: `typos=False` looks up none for them."""
+    assert index.sources(["libling"], prefix=False) and not index.sources(["libling"], prefix=False, typos=False)
+    assert index.sources(["liebling"], prefix=False, typos=False)
+
+
 def test_exact_always_above_fuzzy(index: SearchIndex) -> None:
     hits = index.search("haus")
     assert hits[0].title == "Haus" and hits[0].score == 1.0
