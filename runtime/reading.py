@@ -181,7 +181,7 @@ class Understanding:
         """What /api/search searches for: the words and the topics (those of a relationship only when there is
         nothing else: "bavarian names for a baby" searches for Bavarian names, "für meinen Bruder" for Bruder)."""
         topics = [g for n, g in enumerate(self.topics) if n not in self.relations]
-        return self.words + topics or self.words + self.topics
+        return (self.words + topics or self.words + self.topics)[:QUERY_WORDS]  # topics count: they are searched
 
     def add_intent(self, kind: str, value: str) -> None:
         values = self.intents.setdefault(kind, [])

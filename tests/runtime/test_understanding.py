@@ -202,7 +202,7 @@ def test_a_query_searches_at_most_query_words_words(dist: Dist) -> None:
     assert [g[0] for g in meaning.words] == titles[:QUERY_WORDS]
     assert set(titles[QUERY_WORDS:]) <= set(meaning.ignored)
     assert all(n < QUERY_WORDS for n in meaning.joined | meaning.anded)
-    assert len(meaning.search_groups()) <= QUERY_WORDS + len(meaning.topics)
+    assert len(meaning.search_groups()) <= QUERY_WORDS
     found = answer(" ".join(titles), dist, 5)
     assert found.hits and set(titles[QUERY_WORDS:]) <= set(found.meaning.ignored)
 
