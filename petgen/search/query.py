@@ -271,9 +271,8 @@ class SearchIndex:
 
     def postings(self, word: str, *, prefix: bool = True, fanout: int = PREFIX_FANOUT,
                  typos: bool = True) -> Iterator[tuple[Posting, float]]:
-        """Every posting list one query word matches, with the quality of the match (its confidence factor); of
-        its completions as a prefix, the first `fanout` (the word's share of its query's, `prefix_share`); its
-        typos unless `typos` is false (a word known to be spelt right: /ask's topic words, from the lexicon)."""
+        """Every posting list one query word matches, with the quality of the match (its confidence factor): the
+        first `fanout` of its completions (`prefix_share`), and its typos unless it is known to be spelt right."""
         terms = self.arrays.terms
         own = terms.find(word)
         word_stems = stems(word)
@@ -295,8 +294,7 @@ class SearchIndex:
         for _, t, distance in self._typos(word, own) if typos else ():
             yield self._posting(WORD, t), MATCH["typo1" if distance == 1 else "typo2"]
 
-    def sources(self, group: list[str], *, prefix: bool = True, fanout: int = PREFIX_FANOUT,
-                typos: bool = True) -> list[Source]:
+    def sources(self, group: list[str], *, prefix: bool = True, fanout: int = PREFIX_FANOUT, typos: bool = True) -> list[Source]:
         """The posting lists of one word group, each with its match quality and its alternative's factor
         (the first alternative is preferred: each later one counts ALTERNATIVE_STEP less); each word's first
         `fanout` completions and its typos (see `postings`)."""
