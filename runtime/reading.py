@@ -68,10 +68,9 @@ _OFF_BY_FIRST: dict[str, list[tuple[str, ...]]] = {}
 for _cue in OFF_TOPIC:
     _OFF_BY_FIRST.setdefault(_cue[0], []).append(_cue)
 ASKS_FOR_NAMES = frozenset({"call", "calling", "called", "name", "address", "nickname", "pronounce", "spell", "nennen", "nenn",
-                            "liebevoll", "lovingly", "affectionately", "endearment", "endearments", "kosewort", "koseworte",
-                            "koseworter", "anreden", "anrede",
-                            "nenne", "nennst", "nennt", "rufen", "ruf", "rufe", "rufst",
-                            "ansprechen", "aussprechen", "ausspricht", "schreiben", "schreibt"})
+                            "nenne", "nennst", "nennt", "rufen", "ruf", "rufe", "rufst", "ansprechen", "aussprechen",
+                            "ausspricht", "schreiben", "schreibt", "anreden", "anrede", "kosewort", "koseworte",
+                            "koseworter", "liebevoll", "lovingly", "affectionately", "endearment", "endearments"})
 COMPARISONS = frozenset({"besser", "better", "lieber", "rather", "eher", "more", "mehr", "which", "welcher", "welches",
                          "welchen", "sweeter", "cuter", "nicer", "prettier", "funnier", "schoner"})
 AND_CUES = frozenset({"und", "and", "sowie"})  # "Sonne und Mond": both first, then either (`Understanding.anded`)
@@ -575,8 +574,8 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                     if topical == ["relationship"]:  # "Bruder": boosts /ask's names about brothers, not search's
                         result.relations.add(len(result.topics) - 1)
             elif translation and i and tokens[i - 1] in POSSESSIVES and _after_cue(tokens, i, lexicon) \
-                    and _recipient(translation, lexicon):
-                for kind, value in _recipient(translation, lexicon):  # "for my sweetheart": whom it is for, as
+                    and (whom := _recipient(translation, lexicon)):
+                for kind, value in whom:  # "for my sweetheart": whom it is for, as
                     result.add_intent(kind, value)  # "für meinen Schatz" says it
             elif translation:
                 result.add_word_group(translation, union=union)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from petgen.content.model import SUPRAREGIONAL
-from petgen.search.query import HEAD_GROWTH, MATCH, MAX_HEAD, Hit, SearchIndex, Source, Weighted, prefix_share, prefix_words
+from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, SearchIndex, Source, Weighted, prefix_share, prefix_words
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist
@@ -59,7 +59,7 @@ ACQUAINTANCES = frozenset({"nachbar", "nachbarin", "nachbarn", "neighbor", "neig
 WORKPLACE = folded({"buro", "office", "work", "arbeit", "team", "chef", "chefin", "boss", "kollege", "kollegin", "kollegen", "vorgesetzter", "vorgesetzte",
                        "vorgesetzten", "arbeitskollege", "arbeitskollegin", "arbeitskollegen", "coworker",
                        "teamkollege", "teamkollegin", "colleague", "colleagues", "coworkers", "teammate", "teammates",
-                       "abteilung", "firma", "job", "kollegium", "workplace", "coworker"})
+                       "abteilung", "firma", "job", "kollegium", "workplace"})
 # … nor cuddly or tender ones ("office nicknames for colleagues" does not answer Knuddel)
 AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"), ("mood", "kuschelig"), ("mood", "zaertlich"))
 # An older family member: names only children are given (for children, not for partners or friends) are left out
@@ -200,11 +200,19 @@ def _without_words(meaning: Understanding, dist: Dist, hits: list[Hit]) -> list[
     if not hits or not searched or meaning.define is not None or not (meaning.intents or meaning.topics):
         return []
     index, docs = dist.search, np.asarray([hit.doc for hit in hits], dtype=np.int32)
-    fanout = prefix_share(prefix_words([g for g in searched if len(g[0]) >= MIN_WORD]))
+    fanout = _fanout(meaning)  # as the ranking looked the groups up: `_sources` has them
     matched = np.zeros(len(docs), dtype=bool)
     for group in searched:
         matched |= index.values_at(_sources(meaning, index, group, len(group[0]) >= MIN_WORD, fanout), docs) > 0
     return [int(doc) for doc in docs[~matched]]
+
+
+def _fanout(meaning: Understanding) -> int:
+    """Each word's share of prefix completions: the question's words and topic words share the engine's budget, as
+    a search query's words do (none for a definition, which searches no prefixes)."""
+    if meaning.define is not None:
+        return prefix_share(0)
+    return prefix_share(prefix_words([g for g in (*meaning.words, *meaning.topics) if len(g[0]) >= MIN_WORD]))
 
 
 def _sources(meaning: Understanding, index: SearchIndex, group: list[str], prefix: bool, fanout: int,
@@ -310,8 +318,7 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
     """The best `limit` entries for a reading and the filters relaxed; None when nothing of it can be searched."""
     index = dist.search
     prefix_ok = meaning.define is None
-    # the question's words share the engine's budget of prefix completions, as a search query's do
-    fanout = prefix_share(prefix_words([g for g in (*meaning.words, *meaning.topics) if prefix_ok and len(g[0]) >= MIN_WORD]))
+    fanout = _fanout(meaning)
     labelled: list[tuple[str, list[Source], float]] = []
     unknown = 0  # the question's words that match no entry at all
     for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
@@ -364,7 +371,7 @@ def _not_about_names(meaning: Understanding, unknown: int, known: float) -> bool
     if NAME_WORDS & set(meaning.tokens) or ASKS_FOR_NAMES & set(meaning.tokens):
         return False
     kinds = set(meaning.intents)
-    if not known and not RECIPIENT_CUES.intersection(meaning.tokens) and not ASKS_FOR_NAMES.intersection(meaning.tokens):
+    if not known and not RECIPIENT_CUES.intersection(meaning.tokens):
         kinds -= {"relationship", "gender"}  # "nvidia earnings date": a word that can name whom, not said for whom
     return unknown >= known and (kinds <= PLACES or (kinds <= PLACES | {"category", "mood"} and unknown >= 2))
 
