@@ -140,7 +140,7 @@ class SearchIndex:
     def matches_exactly(self, word: str) -> bool:
         """Whether `word` matches some entry as itself, by stem or as a compound part (not only as a prefix or typo)."""
         terms = self.arrays.terms
-        if self._posting(WORD, terms.find(word)) is not None or self._posting(PART, terms.find(word)) is not None:
+        if self.knows(word) or self._posting(PART, terms.find(word)) is not None:
             return True
         return any(self._posting(STEM, terms.find(stem)) is not None for stem in stems(word))
 
