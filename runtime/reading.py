@@ -221,16 +221,27 @@ def _lookup_in_order(lexicon: Lexicon, phrase: tuple[str, ...]) -> list[tuple[st
     is "frech", but "nicht" is not "Nichte" and "lieb" not "liebster")."""
     actions = lexicon.phrases.get(phrase)
     if actions is None:
-        by_stem = getattr(lexicon, "_by_stem", None)
-        if by_stem is None:
-            by_stem = {}
-            for key, value in lexicon.phrases.items():
-                by_stem.setdefault(tuple(stems(w)[0] for w in key), []).append((tuple(map(len, key)), value))
-            object.__setattr__(lexicon, "_by_stem", by_stem)
-        for lengths, value in by_stem.get(tuple(stems(w)[0] for w in phrase), ()):
+        by_stem, heads = _stem_index(lexicon)
+        first = stems(phrase[0])[0]
+        if len(phrase) > 1 and (len(phrase), first) not in heads:
+            return None  # no phrase of the lexicon this long starts with this word: the common case, found cheaply
+        for lengths, value in by_stem.get((first, *(stems(w)[0] for w in phrase[1:])), ()):
             if all(len(w) >= n for w, n in zip(phrase, lengths)):
                 return value
     return actions
+
+
+def _stem_index(lexicon: Lexicon) -> tuple[dict[tuple[str, ...], list[tuple[tuple[int, ...], Any]]], set[tuple[int, str]]]:
+    """The lexicon's phrases by the first stems of their words (with each word's length), and the (length, first
+    stem) of every phrase of two or more words; made on first use and kept on the lexicon."""
+    found = getattr(lexicon, "_stem_index", None)
+    if found is None:
+        by_stem: dict[tuple[str, ...], list[tuple[tuple[int, ...], Any]]] = {}
+        for key, value in lexicon.phrases.items():
+            by_stem.setdefault(tuple(stems(w)[0] for w in key), []).append((tuple(map(len, key)), value))
+        found = by_stem, {(len(key), key[0]) for key in by_stem if len(key) > 1}
+        object.__setattr__(lexicon, "_stem_index", found)
+    return found
 
 
 def _people(question: str, lexicon: Lexicon, titles: frozenset[str]) -> set[str]:
