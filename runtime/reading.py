@@ -156,6 +156,7 @@ class Understanding:
     words: list[list[str]] = field(default_factory=list)  # groups of alternative folded words to search for
     topics: list[list[str]] = field(default_factory=list)  # words that come with an intent: they boost
     relations: set[int] = field(default_factory=set)  # the topics that come with a relationship alone
+    praise: set[int] = field(default_factory=set)  # the topics of a word praising the names asked for ("cute names")
     topic_of: dict[str, int] = field(default_factory=dict)  # an intent kind -> its topic group (one per kind)
     intents: dict[str, list[str]] = field(default_factory=dict)  # facet, "category" or "mood" -> values
     soft: set[str] = field(default_factory=set)  # intents that only boost (from an entry's title)
@@ -415,6 +416,7 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
                     said = [w for kind, value in _lookup(lexicon, (tokens[i],)) or [] if kind == "translate"
                             for w in analyze(value)]
                     rest.topics.append(list(dict.fromkeys(said)) or [tokens[i]])
+                    rest.praise.add(len(rest.topics) - 1)
                 else:
                     rest.ignore(tokens[i])
             rest.tokens = tokens
@@ -462,7 +464,7 @@ def _bounded(result: Understanding) -> Understanding:
 
 def _snapshot(result: Understanding) -> Understanding:
     return replace(result, words=list(result.words), topics=[list(g) for g in result.topics],
-                   relations=set(result.relations), topic_of=dict(result.topic_of),
+                   relations=set(result.relations), praise=set(result.praise), topic_of=dict(result.topic_of),
                    intents={k: list(v) for k, v in result.intents.items()}, soft=set(result.soft),
                    joined=set(result.joined), anded=set(result.anded), recipients=list(result.recipients))
 
@@ -476,7 +478,7 @@ def _leave_out(result: Understanding, before: Understanding) -> None:
             continue  # "nicht Schatz": the name is left out, not every partner name
         result.excluded.extend((kind, v) for v in values if v not in before.intents.get(kind, [])
                                and (kind, v) not in result.excluded)
-    for name in ("words", "topics", "relations", "topic_of", "intents", "soft", "joined", "anded", "recipients"):
+    for name in ("words", "topics", "relations", "praise", "topic_of", "intents", "soft", "joined", "anded", "recipients"):
         setattr(result, name, getattr(before, name))
 
 

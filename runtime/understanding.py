@@ -33,6 +33,10 @@ WEAK = 0.5  # a word group no entry matches better than this (meanings only) is 
 INTENT_WEIGHT = 0.5
 SOFT_WEIGHT = 0.1  # an intent that comes with an entry's title ("Baby"): a tie-breaker, not a filter
 TOPIC_WEIGHT = 0.5
+# a topic of a word praising the names asked for ("cute names for my cat", "süße Kosenamen für meine Katze"), beside
+# words to search: it orders the names that match them alike, but does not lift a name that matches them worse (Putzi,
+# "cute", a pet's name) over one that matches them better (Kätzchen); with no words, it weighs as any topic
+PRAISE_WEIGHT = 0.25
 ANYONE = 0.9  # a name for anyone, when a gender was asked for
 CLASSIC_SHARE = 0.08  # of the score: a name's standing (`standing`): a classic, and used everywhere
 # the standing of a classic, of a name used everywhere (when no region is asked), of the name most often named as
@@ -155,7 +159,7 @@ def answer(question: str, dist: Dist, limit: int) -> Answer:
         return Answer(meaning, [], suggestions=[], hint=missing)
     said = set(meaning.tokens)
     asked = {member for member, words_for in FAMILY.items() if words_for & said or member in said}
-    for member in FAMILY.keys() - asked if asked else ():
+    for member in [member for member in FAMILY if member not in asked] if asked else ():  # in a stable order
         if ("begins", member) not in meaning.excluded and left_out("begins", member, dist).any():
             meaning.excluded.append(("begins", member))
     if ELDERS & said and FOR_CHILDREN not in meaning.excluded:
@@ -321,9 +325,10 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
     fanout = _fanout(meaning)
     labelled: list[tuple[str, list[Source], float]] = []
     unknown = 0  # the question's words that match no entry at all
-    for kind, weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
+    for kind, kind_weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
         joined = meaning.joined if kind is meaning.words else set()
         for n, g in enumerate(kind):
+            weight = PRAISE_WEIGHT if kind is meaning.topics and n in meaning.praise and meaning.words else kind_weight
             # a topic's words come from the lexicon, spelt right: no typos looked up for them
             sources = _sources(meaning, index, g, prefix_ok and len(g[0]) >= MIN_WORD, fanout, typos=weight == 1.0)
             if not sources:

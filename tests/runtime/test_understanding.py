@@ -3,6 +3,9 @@ relaxation, the confidence floor, the score range, `_meta`, and one test per cla
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter
 from typing import Any
 
@@ -428,6 +431,11 @@ def test_sweet_words_boost_without_outweighing_what_else_is_asked(dist: Dist) ->
     found = answer("süße Spitznamen mit M für meine Freundin", dist, 5)
     assert found.relaxed == [] and all(h.title.startswith("M") for h in found.hits), [h.title for h in found.hits]
     assert "Süßer" in [h.title for h in answer("sweet names for my boyfriend", dist, 5).hits]
+    # beside words to search, a praising word orders what matches them alike: a cat's names before pets' names that
+    # only say "cute" ("cute" in Putzi's keywords, "Haustier" a lesser translation of "cat"): names whose meaning says Katze
+    for question in ("cute names for my cat", "süße Kosenamen für meine Katze"):
+        first = [dist.items[h.doc] for h in answer(question, dist, 3).hits]
+        assert all("katze" in words(e["meaning"]) for e in first), [e["title"] for e in first]
 
 
 def test_typical_names_of_a_region_are_its_names(dist: Dist) -> None:
@@ -492,6 +500,19 @@ def test_negation_reaches_over_und_and_spares_lexicon_phrases(dist: Dist) -> Non
     assert "gender" not in read("frech aber lieb", dist)  # "lieb" is not "liebster"
     nothing = answer("nicht xyzq", dist, 5)  # leaving out what no entry has leaves nothing to ask
     assert nothing.hits == [] and "not" not in nothing.meaning.summary()
+
+
+def test_what_was_understood_is_the_same_in_every_process(dist: Dist) -> None:
+    """`_meta` in the same order whatever a process's string hashes are (replicas behind a CDN answer alike)."""
+    script = ("import orjson, sys; from pathlib import Path; from runtime.builds.dist import Dist; "
+              "from runtime.ask import AskRequest, ask_json; d = Dist.load(Path(sys.argv[1])); "
+              "sys.stdout.buffer.write(orjson.dumps([ask_json(AskRequest(q, d.site.site, 5, False), d)['_meta'] "
+              "for q in sys.argv[2:]]))")
+    questions = ["Kosename für meine Oma", "names for my dad", "Spitzname für meine Kollegin"]
+    answers = {subprocess.run([sys.executable, "-c", script, str(dist.root), *questions], cwd=REPO, check=True,
+                              capture_output=True, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2", "3", "4")}
+    assert len(answers) == 1 and "not" in orjson.loads(answers.pop())[0]["understood"]
 
 
 def test_another_family_members_names_are_left_out(dist: Dist) -> None:
