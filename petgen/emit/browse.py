@@ -31,6 +31,7 @@ from petgen.emit.templating import environment, esc, script_json
 SLUG = attrgetter("slug")
 PAGE_SIZE = 48  # cards per list page: about 20 KB of HTML, 40 KB with the stylesheet and script
 AZ_PAGE_SIZE = 200  # names per A–Z page (title links only): under 40 KB with the stylesheet and script
+LIST_INDEX = "lists.index"  # the last build's lists, in the build cache (`ListIndex`)
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class Browse:
         few entries changed since (petgen/emit/listindex.py); else group them in full and keep them for the next."""
         kb = self.kb
         if self.index is None and kb.cache_root is not None and context and "lists" not in self.__dict__:
-            self.index = ListIndex(kb.cache_root, context, kb.entries, [kb.keys.get(e.slug, "") for e in kb.entries])
+            self.index = ListIndex(kb.cache_root / LIST_INDEX, context, [kb.keys.get(e.slug, "") for e in kb.entries])
 
     @property
     def patching(self) -> bool:
@@ -121,7 +122,8 @@ class Browse:
         """Every list by kind, in the editors' order, each with its entries in list (A–Z) order."""
         kb, index = self.kb, self.index
         if index is not None and index.patched:
-            members, entries = index.patch(self.member_of), kb.entries
+            entries = kb.entries
+            members = index.patch(lambda i: self.member_of(entries[i]))
             lists = self._shells()
             for kind, pages in lists.items():
                 for page in pages:
@@ -132,7 +134,7 @@ class Browse:
             position = self.positions
             for kind, pages in lists.items():
                 for page in pages:
-                    index.record(f"{kind}:{page.slug}", page.entries, position)
+                    index.record(f"{kind}:{page.slug}", list(map(position.__getitem__, map(SLUG, page.entries))))
         return lists
 
     @cached_property
@@ -260,7 +262,7 @@ class Browse:
         groups = dict(sorted(groups.items()))
         if index is not None:
             for letter, members in groups.items():
-                index.record(f"a-z:{letter}", members, self.positions)
+                index.record(f"a-z:{letter}", list(map(self.positions.__getitem__, map(SLUG, members))))
         return groups
 
     @property

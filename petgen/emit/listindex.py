@@ -18,29 +18,28 @@ import marshal
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from petgen.build.cache import write_atomic
 from petgen.build.dist import read_file
-from petgen.content.model import Entry
 
 INDEX_VERSION = 1
-INDEX_FILE = "lists.index"
 PATCH_LIMIT = 200  # changed positions beyond which the lists are grouped again
 
 
 class ListIndex:
     """The lists of one build, patched from the last build's where few entries changed (`patched`)."""
 
-    def __init__(self, root: Path | None, context: str, entries: list[Entry], files: list[str]) -> None:
-        self.root, self.context, self.entries, self.files = root, context, entries, files
-        self.members: dict[str, list[int]] = {}  # this build's lists (filled by `patch` or `record`)
+    def __init__(self, path: Path | None, context: str, files: list[str]) -> None:
+        self.path, self.context, self.files = path, context, files
+        self.members: dict[Any, list[int]] = {}  # this build's lists (filled by `patch` or `record`)
         self.keys: dict[str, str] = {}  # this build's page keys (`key`)
         self.kept: dict[str, str] = {}  # the last build's page keys that still hold
         self.changed: list[int] | None = None  # positions whose entry file differs from the last build's
-        self.touched: set[str] = set()  # lists whose members changed
-        self._before: dict[str, list[int]] = {}
-        if root is not None and context:
-            self._load(root / INDEX_FILE)
+        self.touched: set[Any] = set()  # lists whose members changed
+        self._before: dict[Any, list[int]] = {}
+        if path is not None and context:
+            self._load(path)
 
     def _load(self, path: Path) -> None:
         try:
@@ -61,11 +60,12 @@ class ListIndex:
         """Whether this build's lists are the last build's, patched (else the caller groups them: `record`)."""
         return self.changed is not None
 
-    def patch(self, member_of: Callable[[Entry], Iterable[str]]) -> dict[str, list[int]]:
-        """The lists patched at the changed positions: `member_of(entry)` names the lists an entry is in."""
+    def patch(self, member_of: Callable[[int], Iterable[Any]]) -> dict[Any, list[int]]:
+        """The lists patched at the changed positions: `member_of(position)` names the lists the entry there is in
+        (a name: a string, or a tuple of them)."""
         assert self.changed is not None
-        members = self.members = {name: positions for name, positions in self._before.items()}
-        now = {i: set(member_of(self.entries[i])) for i in self.changed}
+        members = self.members = dict(self._before)
+        now = {i: set(member_of(i)) for i in self.changed}
         for name in {name for names in now.values() for name in names} - members.keys():
             members[name] = []  # a letter no entry began with
         for name, positions in members.items():
@@ -85,17 +85,17 @@ class ListIndex:
                 self.touched.add(name)
         return members
 
-    def record(self, name: str, entries: list[Entry], position: dict[str, int]) -> None:
-        """A list as grouped in full (`position`: each entry's, by slug)."""
-        self.members[name] = [position[e.slug] for e in entries]
+    def record(self, name: Any, positions: list[int]) -> None:
+        """A list as grouped in full."""
+        self.members[name] = positions
 
-    def unchanged(self, rel: str, name: str, start: int, stop: int) -> str | None:
+    def unchanged(self, rel: str, name: Any, start: int, stop: int) -> str | None:
         """The last build's key of page `rel` (members `start` to `stop` of list `name`), if it still holds: its
         list has the same members, none of them at a changed position within the page."""
         key = self.kept.get(rel)
         if key is None or self.changed is None or name in self.touched:
             return None
-        positions = self.members[name]
+        positions = self.members.get(name, ())
         for i in self.changed:
             at = bisect_left(positions, i)
             if at < len(positions) and positions[at] == i and start <= at < stop:
@@ -109,8 +109,8 @@ class ListIndex:
 
     def save(self) -> None:
         """Keep this build's lists and page keys for the next build (only when some changed)."""
-        if self.root is None or not self.context or (self.changed == [] and self.keys == self.kept):
+        if self.path is None or not self.context or (self.changed == [] and self.keys == self.kept):
             return
-        write_atomic(self.root / INDEX_FILE, marshal.dumps({
+        write_atomic(self.path, marshal.dumps({
             "version": INDEX_VERSION, "context": self.context, "files": self.files, "members": self.members,
             "keys": self.keys}))

@@ -28,6 +28,7 @@ from petgen.build.pipeline import build
 from petgen.content.problems import ContentError
 from petgen.content.text import slugify
 from petgen.emit.browse import Browse
+from petgen.emit.listindex import ListIndex
 from runtime.builds.files import BuildDir
 from tests.conftest import BASE_URL, REPO, entry_text
 
@@ -376,12 +377,15 @@ def test_an_edit_that_fails_the_checks_across_entries_changes_nothing(bundled: P
 def test_an_edit_patches_the_site_lists_instead_of_grouping_every_entry(bundled: Path, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The lists of the last build are kept in the cache (petgen/emit/listindex.py): after an edit that moves an entry
-    between lists and A–Z pages, they are patched at its position, not grouped again, and give the same bytes."""
+    between lists and A–Z pages, the site's lists and the API's list filters are patched at its position, not
+    grouped again, and give the same bytes. (One core: the API is written in the build process.)"""
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
     grouped: list[str] = []
-    lists, letters = Browse._grouped, Browse.by_letter.func
+    lists, letters, patch = Browse._grouped, Browse.by_letter.func, ListIndex.patch
     monkeypatch.setattr(Browse, "_grouped", lambda self: grouped.append("lists") or lists(self))
     monkeypatch.setattr(Browse.by_letter, "func", lambda self: (
         grouped.append("letters") if not self.patching else None) or letters(self))
+    monkeypatch.setattr(ListIndex, "patch", lambda self, member_of: grouped.append("patched") or patch(self, member_of))
     out, cache = tmp_path / "dist", tmp_path / "cache"
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
     assert grouped == ["lists", "letters"]
@@ -399,7 +403,7 @@ def test_an_edit_patches_the_site_lists_instead_of_grouping_every_entry(bundled:
             editor.write("dachsbaerchen", moved.replace("title: Bärchen", "title: Dachsbärchen"))
             editor.relink("baerchen", "dachsbaerchen")
         assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
-        assert grouped == ["lists", "letters"]
+        assert grouped == ["lists", "letters", "patched", "patched"]
         clean = tmp_path / "clean"
         build(bundled, clean, base_url=BASE_URL)  # no cache: grouped
         assert tree(out) == tree(clean)
