@@ -309,12 +309,13 @@ class Edit:
                 _emit_child_part(outputs, writer)
             emit_site(outputs.kb, writer)
             emit_openapi_and_discovery(outputs.kb, writer)
+            emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's part is JSON)
             if self.child is not None:
                 routes, written, units, changed, reused = self.child.result()
                 writer.merge(routes, written, units)
                 writer.changed += changed
                 writer.reused += reused
-            outputs.emit_index_files(writer)
+            emit_manifest(outputs.kb, writer, outputs.runtime_origin, outputs.signed_proxies)
             writer.remove_stale()
             swap_in(target.root, out_dir, keep=spare)
         except BaseException:
@@ -323,9 +324,11 @@ class Edit:
         finally:
             self._release()
         sweep(out_dir)
+        before, routes = state.entries, writer.routes
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
-            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in self.keys.items()},
+            entries={slug: found if (found := before.get(slug)) is not None and found[0] == key else
+                     (key, entry_routes(slug, routes)) for slug, key in self.keys.items()},  # unchanged: as they were
             units=writer.units))
         return writer
 
