@@ -16,7 +16,9 @@ turns the spare into the new build and swaps the two again, so it touches only w
    chunk only the changed entries are written again. So are the units (`DistWriter.unit`) whose key is
    unchanged: each list page (HTML and JSON), A–Z page and category resource, keyed by its list's size
    and the cards or summaries it shows, the OpenAPI document and /docs, keyed by the entries the
-   document shows, and the search index, keyed by every entry's searchable fields. Everything else (the
+   document shows, and the search index, keyed by every entry's searchable fields. The lists behind the list
+   pages are patched from the last build's, and only the pages that show a changed entry are keyed again
+   (petgen/emit/listindex.py). Everything else (the
    data file, the home page, discovery, sitemap, manifest) is emitted as in a full build through a
    `TreeWriter`, which writes a file only if the tree does not hold those bytes already, and deletes what
    the new build no longer has; `llms-full.txt` is cut from the live tree's where its entries are
