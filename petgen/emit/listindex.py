@@ -1,15 +1,17 @@
-"""The site's lists as the last build made them, kept in the build cache: a rebuild after a few edits patches them,
-and knows which list pages it need not look at again, instead of grouping every entry and keying every page.
+"""The lists behind the list pages as the last build made them, kept in the build cache: a rebuild after a few edits
+patches them, and knows which list pages it need not look at again, instead of grouping every entry and keying every
+page. The site keeps one (petgen/emit/browse.py), the JSON API another, of its list filters (petgen/emit/api.py).
 
-A list (a category, mood or facet value, or a letter of the A–Z index) is the positions of its entries in list
-order. The index keeps, with the context it was made in (`DistWriter.context`: site, taxonomy, templates, code),
-each entry's file key by position, each list's positions and each list page's unit key (`DistWriter.unit`). A
-build of as many entries in that context finds the positions whose file key differs (the same entry file at a
-position is the same entry, with the same lists and card); only those entries are placed in the lists again, and
-only the pages that show one of them, or of a list whose members changed, are keyed again: the others have the
-keys they had, so the writer takes them over from the last build's tree (or renders them, if that tree holds
-another build). More changed positions than `PATCH_LIMIT` (entries added or removed shift all after them), or no
-index of this context: every list is grouped and every page keyed, and the index saved for the next build.
+A list (a category, mood or facet value, a letter of the A–Z index, a filter of the API) is the positions of its
+entries in list order. The index keeps, with the context it was made in (`DistWriter.context`: site, taxonomy,
+templates, code), each entry's file key by position, each list's positions and each list page's unit key
+(`DistWriter.unit`). A build of as many entries in that context finds the positions whose file key differs (the same
+entry file at a position is the same entry, with the same lists and card); only those entries are placed in the
+lists again, and only the pages that show one of them, or of a list whose members changed, are keyed again: the
+others have the keys they had, so the writer takes them over from the last build's tree (or renders them, if that
+tree holds another build). More changed positions than `PATCH_LIMIT` (entries added or removed shift all after
+them), or no index of this context: every list is grouped and every page keyed, and the index saved for the next
+build.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class ListIndex:
         members = self.members = dict(self._before)
         now = {i: set(member_of(i)) for i in self.changed}
         for name in {name for names in now.values() for name in names} - members.keys():
-            members[name] = []  # a letter no entry began with
+            members[name] = []  # a list that had no members (a letter no title began with, say)
         for name, positions in members.items():
             copied = False
             for i in self.changed:
