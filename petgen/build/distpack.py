@@ -18,6 +18,7 @@ runtime maps them (runtime/builds/routes.py, summaries.py): a load does no work 
 from __future__ import annotations
 
 import hashlib
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ def string_table(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
     if len(blob) == len(text):  # ASCII: one byte per character
         lengths = np.fromiter(map(len, values), dtype=np.uint64, count=len(values))
     else:
-        lengths = np.fromiter((len(v.encode()) for v in values), dtype=np.uint64, count=len(values))
+        lengths = np.fromiter(map(len, map(str.encode, values)), dtype=np.uint64, count=len(values))
     ends = np.cumsum(lengths, dtype=np.uint64)
     if len(ends) and ends[-1] >= 1 << 32:
         raise ValueError("more than 4 GB of strings")
@@ -171,7 +172,7 @@ def summary_pack(data: dict[str, Any], encoded: list[bytes] | None = None, *,
     strings(arrays, "slugs", slugs)
     strings(arrays, "titles", titles)
     starts = np.cumsum([0, *map(len, docs.values())])
-    arrays["docs"] = np.fromiter((d for found in docs.values() for d in found), dtype=np.uint32, count=int(starts[-1]))
+    arrays["docs"] = np.fromiter(chain.from_iterable(docs.values()), dtype=np.uint32, count=int(starts[-1]))
     filters = [[name, value, int(start), len(found)] for ((name, value), found), start in zip(docs.items(), starts)]
     arrays["cited"] = np.asarray(data.get("cited") or np.zeros(len(encoded)), dtype=np.uint32)
     rest = {key: value for key, value in data.items() if key not in ("items", "cited")}

@@ -16,13 +16,15 @@ turns the spare into the new build and swaps the two again, so it touches only w
    chunk only the changed entries are written again. So are the units (`DistWriter.unit`) whose key is
    unchanged: each list page (HTML and JSON), A–Z page and category resource, keyed by its list's size
    and the cards or summaries it shows, the OpenAPI document and /docs, keyed by the entries the
-   document shows, and the search index, keyed by every entry's searchable fields. Everything else (the
+   document shows, and the search index, keyed by every entry's searchable fields. The lists behind the list
+   pages are patched from the last build's, and only the pages that show a changed entry are keyed again
+   (petgen/emit/listindex.py). Everything else (the
    data file, the home page, discovery, sitemap, manifest) is emitted as in a full build through a
    `TreeWriter`, which writes a file only if the tree does not hold those bytes already, and deletes what
    the new build no longer has; `llms-full.txt` is cut from the live tree's where its entries are
    unchanged (petgen/emit/llms.py). The search index, when it has to be made, is updated from the one kept in
-   the cache. A forked child writes it, the JSON API and the discovery documents while the build process runs
-   the checks across entries and writes the rest (`Edit` in petgen/build/pipeline.py).
+   the cache. A forked child writes it and the JSON API while the build process runs the checks across entries
+   and writes the rest (`Edit` in petgen/build/pipeline.py).
 4. The finished tree is exchanged with `dist/` in one system call (renameat2 RENAME_EXCHANGE); the old
    live tree becomes the spare.
 

@@ -253,9 +253,9 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
 class Edit:
     """An incremental build (petgen/build/incremental.py), begun as soon as the entries are loaded, before the
     checks across entries (`load_knowledge_base`'s `before_checks`): the spare tree (or a clone of the live one)
-    is taken, and a forked child writes the search index (if its inputs changed: updated from the last build's),
-    the JSON API and the discovery documents into it while this process runs the checks, then writes the changed
-    entries and the site (`finish`). If the checks fail, `abandon` waits for the child and gives up the tree
+    is taken, and a forked child writes the search index (if its inputs changed: updated from the last build's)
+    and the JSON API into it while this process runs the checks, then writes the changed entries, the site and the
+    discovery documents (`finish`). If the checks fail, `abandon` waits for the child and gives up the tree
     (the spare is marked as changing first, so no state describes it). `writer` is None when too many entries
     changed: the caller builds in full."""
 
@@ -298,8 +298,8 @@ class Edit:
             _forked = None
 
     def finish(self, state: BuildState) -> TreeWriter:
-        """The rest of the build: the changed entries and the site, the child's part taken over, then the sitemap,
-        the manifest, the old files removed; the tree swapped in and the state saved."""
+        """The rest of the build: the changed entries, the site and the discovery documents, the child's part taken
+        over, then the sitemap, the manifest, the old files removed; the tree swapped in and the state saved."""
         outputs, writer, target = self.outputs, self.writer, self.target
         assert writer is not None and target is not None
         out_dir, spare = outputs.out_dir, spare_path(outputs.out_dir)
@@ -308,12 +308,14 @@ class Edit:
             if self.child is None:
                 _emit_child_part(outputs, writer)
             emit_site(outputs.kb, writer)
+            emit_openapi_and_discovery(outputs.kb, writer)
+            emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's part is JSON)
             if self.child is not None:
                 routes, written, units, changed, reused = self.child.result()
                 writer.merge(routes, written, units)
                 writer.changed += changed
                 writer.reused += reused
-            outputs.emit_index_files(writer)
+            emit_manifest(outputs.kb, writer, outputs.runtime_origin, outputs.signed_proxies)
             writer.remove_stale()
             swap_in(target.root, out_dir, keep=spare)
         except BaseException:
@@ -322,9 +324,11 @@ class Edit:
         finally:
             self._release()
         sweep(out_dir)
+        before, routes = state.entries, writer.routes
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
-            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in self.keys.items()},
+            entries={slug: found if (found := before.get(slug)) is not None and found[0] == key else
+                     (key, entry_routes(slug, routes)) for slug, key in self.keys.items()},  # unchanged: as they were
             units=writer.units))
         return writer
 
@@ -357,12 +361,11 @@ def _emit_forked() -> ChildResult:
 
 
 def _emit_child_part(outputs: Outputs, writer: DistWriter) -> None:
-    """What an `Edit`'s child writes: the search index, the JSON API and the discovery documents (about as much
-    work as the parent's: the checks across entries, the changed entries and the site)."""
+    """What an `Edit`'s child writes: the search index and the JSON API (about as much work as the parent's: the
+    checks across entries, the changed entries, the site and the discovery documents)."""
     docs = Documents(outputs.kb)
     emit_search_index(outputs.kb, writer, docs, entry_digests(outputs.kb, docs), outputs.search_state)
     emit_api(outputs.kb, writer)
-    emit_openapi_and_discovery(outputs.kb, writer)
 
 
 @contextmanager

@@ -28,8 +28,10 @@ from petgen.contract.resources import (
     name_summary,
     status_resource,
 )
+from petgen.emit.listindex import ListIndex
 
 DATA_FILE = "_data/index.json"
+LIST_INDEX = "api-lists.index"  # the last build's list filters, in the build cache (`ListIndex`)
 
 
 Filter = tuple[tuple[str, str], ...]  # ((name, value), …) in LIST_FILTERS order
@@ -77,23 +79,30 @@ class Memberships:
         return tuple([shared.setdefault(key, key) for key in keys])
 
 
-def list_filters(kb: KnowledgeBase, members: list[tuple[Filter, ...]]) -> dict[Filter, list[int]]:
+def list_filters(kb: KnowledgeBase, members: list[tuple[Filter, ...]],
+                 index: ListIndex | None = None) -> dict[Filter, list[int]]:
     """Every precomputed filter with the documents (positions in list order) it selects: none, each category
     (aliases included), each mood, each non-empty category×mood pair, each facet value; from each document's
-    `memberships`."""
+    `memberships`, or from the last build's filters patched where documents changed (`index`, which then holds
+    this build's)."""
     filters: dict[Filter, list[int]] = {(): list(range(len(members)))}
     filters.update({(("category", c.slug),): [] for c in kb.categories})
     filters.update({(("mood", m.slug),): [] for m in kb.moods})
     for name in FILTER_FACETS:
         filters.update({((name, value),): [] for value in kb.facets.slugs(name)})
-    found: dict[Filter, list[int]] = {}
-    for doc, keys in enumerate(members):
-        for key in keys:
-            selected = found.get(key)
-            if selected is None:
-                found[key] = [doc]
-            else:
-                selected.append(doc)
+    if index is not None and index.patched:
+        found = {key: docs for key, docs in index.patch(members.__getitem__).items() if docs}
+    else:
+        found = {}
+        for doc, keys in enumerate(members):
+            for key in keys:
+                selected = found.get(key)
+                if selected is None:
+                    found[key] = [doc]
+                else:
+                    selected.append(doc)
+        if index is not None:
+            index.members = found.copy()
     pairs = {key: found.pop(key) for key in [key for key in found if len(key) == 2]}
     for key, selected in found.items():  # the vocabulary's order first, then values outside it as first found
         filters[key] = selected
@@ -138,7 +147,9 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     memo.save()
     encoded = [raw for raw, _, _ in found]
     fragments = [orjson.Fragment(raw) for raw in encoded]
-    filters = list_filters(kb, [keys for _, _, keys in found])
+    index = ListIndex(kb.cache_root / LIST_INDEX, writer.context, list(map(kb.keys.get, [e.slug for e in entries]))
+                      ) if kb.cache_root is not None and writer.context else None
+    filters = list_filters(kb, [keys for _, _, keys in found], index)
     # Each list page and category resource is a unit (`DistWriter.unit`) keyed by its list's size and the
     # summaries it shows: an edit that changes no summary renders none of them again.
     digests = [digest for _, digest, _ in found]
@@ -150,11 +161,17 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         page["items"] = [fragments[doc] for doc in page["items"]]
         writer.add_hashed(list_route(query, DEFAULT_LIMIT, offset), list_stem(key, offset), encode(page))
 
+    def key_of(name: str, key: Filter, start: int, stop: int, *size: str) -> str:
+        """A unit's key: as the last build's if no document it shows changed (`ListIndex.unchanged`)."""
+        kept = index.unchanged(name, key, start, stop) if index is not None and key else None
+        made = kept or unit_key(*size, *map(digests.__getitem__, filters[key][start:stop]))
+        return index.key(name, made) if index is not None else made
+
     for key, matching in filters.items():
         for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
-            writer.unit(list_stem(key, offset), unit_key(
-                str(len(matching)), *map(digests.__getitem__, matching[offset:offset + DEFAULT_LIMIT])),
-                partial(emit_page, key, matching, offset))
+            stem = list_stem(key, offset)
+            writer.unit(stem, key_of(stem, key, offset, offset + DEFAULT_LIMIT, str(len(matching))),
+                        partial(emit_page, key, matching, offset))
 
     def emit_category(category: Category, names: list[int]) -> None:
         writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
@@ -164,8 +181,11 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     for category in kb.categories:
         names = filters[("category", category.slug),]
         items.append(category_summary(category, len(names), site))
-        writer.unit(f"api/categories/{category.slug}", unit_key(*map(digests.__getitem__, names)),
+        name = f"api/categories/{category.slug}"
+        writer.unit(name, key_of(name, (("category", category.slug),), 0, len(names)),
                     partial(emit_category, category, names))
+    if index is not None:
+        index.save()
     facet_counts = kb.facet_counts()
     writer.add_hashed("/api/categories", "api/categories",
                       encode(category_list(items, kb.moods, site, kb.facets, facet_counts)))

@@ -10,6 +10,7 @@ list membership.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property, partial
 from operator import attrgetter
@@ -24,11 +25,13 @@ from petgen.content.model import FILTER_FACETS, Entry, Site
 from petgen.content.text import initial as title_initial
 from petgen.contract.resources import entry_url, list_route
 from petgen.emit import listpage
+from petgen.emit.listindex import ListIndex
 from petgen.emit.templating import environment, esc, script_json
 
 SLUG = attrgetter("slug")
 PAGE_SIZE = 48  # cards per list page: about 20 KB of HTML, 40 KB with the stylesheet and script
 AZ_PAGE_SIZE = 200  # names per A–Z page (title links only): under 40 KB with the stylesheet and script
+LIST_INDEX = "lists.index"  # the last build's lists, in the build cache (`ListIndex`)
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,8 @@ class Browse:
         self.categories = {c.slug: c for c in kb.categories}
         self.moods = {m.slug: m for m in kb.moods}
         self.titles = {f: {v.slug: v.title for v in values} for f, values in kb.facets.values.items()}
+        self.index: ListIndex | None = None  # the last build's lists, to patch (`use_index`)
+        self._made: dict[str, tuple[str, str]] = {}  # cards rendered on demand while patching
 
     def __getstate__(self) -> dict:
         """Pickled for the page workers: the lookups of `pills` only (not the knowledge base, not the lists)."""
@@ -91,9 +96,65 @@ class Browse:
     def overview_url(self, kind: str) -> str:
         return f"{self.base}/{KIND[kind].segment}/"
 
+    def use_index(self, context: str) -> None:
+        """Patch the lists (and keep the list pages' keys) from the last build's, if it was made in `context` and
+        few entries changed since (petgen/emit/listindex.py); else group them in full and keep them for the next."""
+        kb = self.kb
+        if self.index is None and kb.cache_root is not None and context and "lists" not in self.__dict__:
+            self.index = ListIndex(kb.cache_root / LIST_INDEX, context, [kb.keys.get(e.slug, "") for e in kb.entries])
+
+    @property
+    def patching(self) -> bool:
+        return self.index is not None and self.index.patched
+
+    def member_of(self, entry: Entry) -> Iterator[str]:
+        """The lists `entry` is in (named as in the index: `kind:slug`, `a-z:letter`), as `lists` and `by_letter`
+        group them."""
+        yield from (f"category:{c.slug}" for c in self.kb.categories if c.has(entry))
+        yield from (f"mood:{m}" for m in entry.moods)
+        for facet in ("relationship", "region", "language"):
+            value = getattr(entry, facet)
+            yield from (f"{facet}:{v}" for v in (value if isinstance(value, list) else [value]))
+        yield f"a-z:{initial(entry)}"
+
     @cached_property
     def lists(self) -> dict[str, list[ListPage]]:
         """Every list by kind, in the editors' order, each with its entries in list (A–Z) order."""
+        kb, index = self.kb, self.index
+        if index is not None and index.patched:
+            entries = kb.entries
+            members = index.patch(lambda i: self.member_of(entries[i]))
+            lists = self._shells()
+            for kind, pages in lists.items():
+                for page in pages:
+                    page.entries = list(map(entries.__getitem__, members[f"{kind}:{page.slug}"]))
+            return lists
+        lists = self._grouped()
+        if index is not None:
+            position = self.positions
+            for kind, pages in lists.items():
+                for page in pages:
+                    index.record(f"{kind}:{page.slug}", list(map(position.__getitem__, map(SLUG, page.entries))))
+        return lists
+
+    @cached_property
+    def positions(self) -> dict[str, int]:
+        """Each entry's position in list order, by slug."""
+        return {e.slug: i for i, e in enumerate(self.kb.entries)}
+
+    def _shells(self) -> dict[str, list[ListPage]]:
+        """Every list by kind, without its entries."""
+        kb = self.kb
+        lists = {"category": [ListPage(KIND["category"], c.slug, c.title, c.description, [], c.emoji, tuple(c.moods))
+                              for c in kb.categories],
+                 "mood": [ListPage(KIND["mood"], m.slug, m.title, m.description, []) for m in kb.moods]}
+        for facet in ("relationship", "region", "language"):
+            lists[facet] = [ListPage(KIND[facet], v.slug, v.title, v.description, [])
+                            for v in kb.facets.values.get(facet, [])]
+        return lists
+
+    def _grouped(self) -> dict[str, list[ListPage]]:
+        """`lists`, every entry grouped."""
         kb = self.kb
         lists: dict[str, list[ListPage]] = {"category": [
             ListPage(KIND["category"], c.slug, c.title, c.description, kb.in_category(c.slug), c.emoji, tuple(c.moods))
@@ -147,17 +208,35 @@ class Browse:
         build cache by the entry's file."""
         moods, entries = self.mood_titles, self.kb.entries
         memo = EntryMemo(self.kb.cache_root, "cards", unit_key(self.base, *(f"{k}={v}" for k, v in moods.items())))
-
-        def card(i: int) -> tuple[str, str]:
-            e = entries[i]
-            mood_text = " · ".join(moods.get(m, m) for m in e.moods)
-            html = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{esc(e.title)}</a></h3>'
-                    f'<p>{esc(e.meaning)}</p><p class="moods">{esc(mood_text)}</p></li>')
-            return html, hashlib.blake2b(html.encode(), digest_size=12).hexdigest()
-
-        found = memo.get_all([self.kb.keys.get(e.slug) for e in entries], card)
+        found = memo.get_all([self.kb.keys.get(e.slug) for e in entries], lambda i: self._card(entries[i], moods))
         memo.save()
         return found
+
+    def _card(self, e: Entry, moods: dict[str, str]) -> tuple[str, str]:
+        mood_text = " · ".join(moods.get(m, m) for m in e.moods)
+        html = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{esc(e.title)}</a></h3>'
+                f'<p>{esc(e.meaning)}</p><p class="moods">{esc(mood_text)}</p></li>')
+        return html, hashlib.blake2b(html.encode(), digest_size=12).hexdigest()
+
+    def _made_card(self, entry: Entry) -> tuple[str, str]:
+        """An entry's card and digest while patching: rendered when a page that is keyed or rendered shows it (the
+        cards of all entries are not looked up)."""
+        made = self._made.get(entry.slug)
+        if made is None:
+            made = self._made[entry.slug] = self._card(entry, self.mood_titles)
+        return made
+
+    def cards_of(self, entries: list[Entry]) -> Iterator[str]:
+        """The cards of `entries` (`cards`, or made on demand while patching)."""
+        if self.patching:
+            return (self._made_card(e)[0] for e in entries)
+        return map(self.cards.__getitem__, map(SLUG, entries))
+
+    def digests_of(self, entries: list[Entry]) -> Iterator[str]:
+        """The digests of the cards of `entries` (`card_digests`, or made on demand while patching)."""
+        if self.patching:
+            return (self._made_card(e)[1] for e in entries)
+        return map(self.card_digests.__getitem__, map(SLUG, entries))
 
     @cached_property
     def cards(self) -> dict[str, str]:
@@ -172,10 +251,19 @@ class Browse:
     @cached_property
     def by_letter(self) -> dict[str, list[Entry]]:
         """The entries by A–Z letter (`initial`), letters in order."""
+        index, entries = self.index, self.kb.entries
+        if index is not None and index.patched:
+            self.lists  # noqa: B018 - patches the letters with the lists
+            return {name[4:]: list(map(entries.__getitem__, positions))
+                    for name, positions in sorted(index.members.items()) if name.startswith("a-z:") and positions}
         groups: dict[str, list[Entry]] = {}
-        for entry in self.kb.entries:
+        for entry in entries:
             groups.setdefault(initial(entry), []).append(entry)
-        return dict(sorted(groups.items()))
+        groups = dict(sorted(groups.items()))
+        if index is not None:
+            for letter, members in groups.items():
+                index.record(f"a-z:{letter}", list(map(self.positions.__getitem__, map(SLUG, members))))
+        return groups
 
     @property
     def letters(self) -> list[tuple[str, str, int]]:
@@ -205,17 +293,17 @@ def pagination(url: str, total: int, size: int, number: int) -> dict[str, Any]:
 
 
 def term_set(name: str, description: str, url: str, terms: list[orjson.Fragment], site: Site) -> str:
-    """JSON-LD for a list page: a DefinedTermSet with the names it shows (`defined_terms` of each)."""
+    """JSON-LD for a list page: a DefinedTermSet with the names it shows (`defined_term` of each)."""
     return script_json({
         "@context": "https://schema.org", "@type": "DefinedTermSet", "name": name, "description": description,
         "url": url, "inLanguage": site.language, "hasDefinedTerm": terms,
     })
 
 
-def defined_terms(entries: list[Entry], site: Site) -> dict[str, orjson.Fragment]:
-    """Each entry as a DefinedTerm of `term_set`, encoded once (it is in several lists), by slug."""
-    return {e.slug: orjson.Fragment(orjson.dumps({"@type": "DefinedTerm", "name": e.title,
-                                                  "url": entry_url(site, e.slug)})) for e in entries}
+def defined_term(entry: Entry, site: Site) -> orjson.Fragment:
+    """An entry as a DefinedTerm of `term_set`, encoded (once: it is in several lists)."""
+    return orjson.Fragment(orjson.dumps({"@type": "DefinedTerm", "name": entry.title,
+                                         "url": entry_url(site, entry.slug)}))
 
 
 def api_path(page: ListPage) -> str:
@@ -229,12 +317,20 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     """Write every list page (paginated), one overview page per kind, and the A–Z index.
 
     Each page is a unit (`DistWriter.unit`) keyed by what it shows besides the context: its list's size and its
-    cards; an incremental build renders only the pages whose cards changed."""
+    cards; an incremental build renders only the pages whose cards changed, and keys again only the pages that show
+    a changed entry (`ListIndex`)."""
     env = environment(kb.site)
     site = kb.site
     frame = listpage.frame(site)
-    cards, digests = browse.cards, browse.card_digests
-    terms = defined_terms(kb.entries, site)
+    browse.use_index(writer.context)
+    index = browse.index
+    terms: dict[str, orjson.Fragment] = {}  # each shown entry's `defined_term`, encoded once
+
+    def term(entry: Entry) -> orjson.Fragment:
+        found = terms.get(entry.slug)
+        if found is None:
+            found = terms[entry.slug] = defined_term(entry, site)
+        return found
 
     def render(kind: Kind, page: ListPage, moods: list[dict[str, str]], number: int, rel: str) -> None:
         url = browse.url(kind.name, page.slug)
@@ -244,8 +340,8 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
             frame, site, label=page.label, title=page.title, description=page.description, kind_title=kind.title,
             overview=browse.overview_url(kind.name), api=api_path(page), total=len(page.entries), moods=moods,
             pagination=pagination(url, len(page.entries), PAGE_SIZE, number), size=PAGE_SIZE, canonical=canonical,
-            cards="".join([cards[e.slug] for e in shown]), jsonld=term_set(
-                page.label, page.description, canonical, [terms[e.slug] for e in shown], site))
+            cards="".join(browse.cards_of(shown)), jsonld=term_set(
+                page.label, page.description, canonical, [term(e) for e in shown], site))
         writer.add_file("/" + rel, rel + "index.html", html, HTML)
 
     for kind in KINDS:
@@ -255,14 +351,18 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
             count = max(1, -(-len(page.entries) // PAGE_SIZE))
             for number in range(1, count + 1):
                 rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
-                shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
-                writer.unit(rel, unit_key(str(len(page.entries)), *map(digests.__getitem__, map(SLUG, shown))),
-                            partial(render, kind, page, moods, number, rel))
+                start = (number - 1) * PAGE_SIZE
+                key = index.unchanged(rel, f"{kind.name}:{page.slug}", start, start + PAGE_SIZE) if index else None
+                if key is None:
+                    key = unit_key(str(len(page.entries)), *browse.digests_of(page.entries[start:start + PAGE_SIZE]))
+                writer.unit(rel, index.key(rel, key) if index else key, partial(render, kind, page, moods, number, rel))
         overview = env.get_template("overview.html").render(
             site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=browse.tiles(kind.name),
             jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], site))
         writer.add_file(f"/{kind.segment}/", f"{kind.segment}/index.html", overview.encode(), HTML)
     emit_az(kb, writer, browse)
+    if index is not None:
+        index.save()
 
 
 def initial(entry: Entry) -> str:
@@ -293,12 +393,19 @@ def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
         if letter is None:  # /names/ (the parent of every entry's page) shows the same letters
             writer.add_file("/names/", "names/index.html", html, HTML)
 
+    kept = browse.index  # while no letter gained or lost names, the pages that show no changed entry keep their keys
+    if kept is not None and any(name.startswith("a-z:") for name in kept.touched):
+        kept = None
     for letter, url, _ in [(None, f"{browse.base}/a-z/", 0), *letters]:
         entries = groups.get(letter, []) if letter else []
         count = max(1, -(-len(entries) // AZ_PAGE_SIZE))
         for number in range(1, count + 1):
             canonical = url if number == 1 else f"{url}{number}/"
-            shown = entries[(number - 1) * AZ_PAGE_SIZE:number * AZ_PAGE_SIZE]
-            writer.unit(canonical.removeprefix(browse.base + "/") or "a-z/",
-                        unit_key(index, *(f"{e.slug}\0{e.title}" for e in shown)),
+            start = (number - 1) * AZ_PAGE_SIZE
+            shown = entries[start:start + AZ_PAGE_SIZE]
+            rel = canonical.removeprefix(browse.base + "/") or "a-z/"
+            key = kept.unchanged(rel, f"a-z:{letter}", start, start + AZ_PAGE_SIZE) if kept and letter else None
+            if key is None:
+                key = unit_key(index, *(f"{e.slug}\0{e.title}" for e in shown))
+            writer.unit(rel, browse.index.key(rel, key) if browse.index else key,
                         partial(render, letter, url, number, shown, canonical))

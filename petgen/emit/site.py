@@ -102,14 +102,14 @@ class PageRenderer:
                                 "url": esc(url), "jsonld": script_json(jsonld), "main": main}).encode()
 
 
-def featured(kb: KnowledgeBase, count: int = 6) -> list[Entry]:
+def featured(kb: KnowledgeBase, browse: Browse, count: int = 6) -> list[Entry]:
     """A few names for the home page: from each theme (not the aliases), in the editors' order, its most
     linked entry (most `related`, then A–Z) that was not picked yet."""
     picked: dict[str, Entry] = {}
-    for category in kb.categories:
-        if category.facet is not None:
+    for category in browse.lists["category"]:
+        if category.slug in kb.aliases:
             continue
-        candidates = [e for e in kb.in_category(category.slug) if e.slug not in picked]
+        candidates = [e for e in category.entries if e.slug not in picked]
         if candidates:
             best = min(candidates, key=lambda e: -len(e.related))
             picked[best.slug] = best
@@ -139,7 +139,7 @@ def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
     relationships = tiles["relationship"] + [t for t in tiles["category"] if aliases.get(t["slug"], ("",))[0] == "gender"]
     home = env.get_template("index.html").render(
         site=site, canonical=base + "/", total=len(kb.entries), featured=Markup("".join(
-            browse.cards[e.slug] for e in featured(kb))),
+            browse.cards_of(featured(kb, browse)))),
         themes=themes, relationships=relationships, moods=tiles["mood"],
         regions=[t for t in tiles["region"] if t["slug"] != "ueberregional"],
         languages=[t for t in tiles["language"] if t["slug"] != "deutsch"],

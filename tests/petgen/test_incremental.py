@@ -27,6 +27,8 @@ from petgen.build.incremental import spare_path
 from petgen.build.pipeline import build
 from petgen.content.problems import ContentError
 from petgen.content.text import slugify
+from petgen.emit.browse import Browse
+from petgen.emit.listindex import ListIndex
 from runtime.builds.files import BuildDir
 from tests.conftest import BASE_URL, REPO, entry_text
 
@@ -77,8 +79,8 @@ class Editor:
 
     def step(self) -> str:
         slug = self.random.choice(self.slugs())
-        kind = self.random.choice(["meaning", "title", "moods", "categories", "related", "add", "rename", "reletter",
-                                   "delete"])
+        kind = self.random.choice(["meaning", "title", "moods", "categories", "facets", "related", "add", "rename",
+                                   "reletter", "delete"])
         text = self.text(slug)
         if kind == "meaning":
             self.write(slug, re.sub(r'^meaning: ("?)', r"meaning: \1Neu gesagt, ", text, count=1, flags=re.MULTILINE))
@@ -90,6 +92,10 @@ class Editor:
         elif kind == "categories":  # moves between category pages, category resources and their JSON lists
             category = self.random.choice(["klassiker", "tiere", "suesses", "natur", "lustig"])
             self.write(slug, re.sub(r"^categories: .*$", f"categories: [{category}]", text, count=1, flags=re.MULTILINE))
+        elif kind == "facets":  # moves between the region and relationship pages (a region alias category too)
+            key, value = self.random.choice([("region", "[bayern-oesterreich]"), ("region", "[ueberregional]"),
+                                             ("relationship", "[freunde]"), ("relationship", "[partner, kind]")])
+            self.write(slug, re.sub(rf"^{key}: .*$", f"{key}: {value}", text, count=1, flags=re.MULTILINE))
         elif kind == "related":  # a link to another entry of its gender: its page names that entry, which cites it
             gender = re.search(r"^gender: (\S+)", text, re.MULTILINE)
             links = [s.strip() for s in (RELATED.search(text) or re.match("()", "")).group(1).split(",") if s.strip()]
@@ -366,3 +372,40 @@ def test_an_edit_that_fails_the_checks_across_entries_changes_nothing(bundled: P
     assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
     build(bundled, tmp_path / "clean", base_url=BASE_URL)
     assert tree(out) == tree(tmp_path / "clean")
+
+
+def test_an_edit_patches_the_site_lists_instead_of_grouping_every_entry(bundled: Path, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lists of the last build are kept in the cache (petgen/emit/listindex.py): after an edit that moves an entry
+    between lists and A–Z pages, the site's lists and the API's list filters are patched at its position, not
+    grouped again, and give the same bytes. (One core: the API is written in the build process.)"""
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    grouped: list[str] = []
+    lists, letters, patch = Browse._grouped, Browse.by_letter.func, ListIndex.patch
+    monkeypatch.setattr(Browse, "_grouped", lambda self: grouped.append("lists") or lists(self))
+    monkeypatch.setattr(Browse.by_letter, "func", lambda self: (
+        grouped.append("letters") if not self.patching else None) or letters(self))
+    monkeypatch.setattr(ListIndex, "patch", lambda self, member_of: grouped.append("patched") or patch(self, member_of))
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    assert grouped == ["lists", "letters"]
+    editor = Editor(bundled, 0)
+    text = editor.text("baerchen")
+    moved = (text.replace("moods: [kuschelig, zaertlich]", "moods: [frech]")
+             .replace("region: [ueberregional]", "region: [schweiz]")
+             .replace("relationship: [partner, kind]", "relationship: [freunde]"))
+    for step in range(2):
+        if step == 0:  # other moods and facet values: leaves some lists, joins others
+            assert moved != text
+            editor.write("baerchen", moved)
+        else:  # renamed to another letter: the entries between its old and new position move up one
+            (bundled / "names" / "baerchen.md").unlink()
+            editor.write("dachsbaerchen", moved.replace("title: Bärchen", "title: Dachsbärchen"))
+            editor.relink("baerchen", "dachsbaerchen")
+        assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
+        assert grouped == ["lists", "letters", "patched", "patched"]
+        clean = tmp_path / "clean"
+        build(bundled, clean, base_url=BASE_URL)  # no cache: grouped
+        assert tree(out) == tree(clean)
+        shutil.rmtree(clean)
+        del grouped[2:]
