@@ -88,6 +88,10 @@ class DistWriter:
     reused: int = 0  # units taken over
     _dirs: set[str] = field(default_factory=set)
     _recording: tuple[Routes, dict[str, str]] | None = None
+    _prefix: str = field(init=False, repr=False)  # the root as a string, with a slash: joined without os.path.join
+
+    def __post_init__(self) -> None:
+        self._prefix = os.path.join(self.root, "")
 
     @property
     def files(self) -> int:
@@ -122,8 +126,10 @@ class DistWriter:
         raise NotImplementedError("a fresh tree holds no earlier build")
 
     def _write(self, rel: str, data: bytes, etag: str | None = None) -> None:
-        self._mkdir(os.path.dirname(rel))
-        write_file(os.path.join(self.root, rel), data)
+        parent = rel.rpartition("/")[0]
+        if parent not in self._dirs:
+            self._mkdir(parent)
+        write_file(self._prefix + rel, data)
         self._wrote(rel, etag or content_hash(data))
 
     def _wrote(self, rel: str, etag: str) -> None:
@@ -137,7 +143,7 @@ class DistWriter:
             return
         self._mkdir(os.path.dirname(rel))
         try:
-            os.mkdir(os.path.join(self.root, rel))
+            os.mkdir(self._prefix + rel)
         except FileExistsError:  # made by another worker writing into the same tree
             pass
         self._dirs.add(rel)
