@@ -89,7 +89,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
 
         def begin(kb: KnowledgeBase) -> None:  # the workers write while this process checks across entries
             begun.append(Begun.start(Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir), out_dir,
-                                     PageRenderer(kb), pool))
+                                     PageRenderer(kb), pool, workers))
 
         def begin_edit(kb: KnowledgeBase) -> None:  # a child writes part of an incremental build meanwhile
             assert state is not None
@@ -139,12 +139,19 @@ class Begun:
     entries: list[Future[EntriesResult]] | None
 
     @classmethod
-    def start(cls, outputs: Outputs, out_dir: Path, pages: PageRenderer, pool: Executor | None) -> Begun:
+    def start(cls, outputs: Outputs, out_dir: Path, pages: PageRenderer, pool: Executor | None,
+              workers: int = 1) -> Begun:
+        """Each worker of `pool` (`workers` of them) is handed a chunk of entries at once, then the search index
+        (its documents take a tenth of a second to make and pickle: no worker waits for them), then the rest."""
         tmp = new_build_dir(out_dir)
         begun = cls(outputs, pages, tmp, DistWriter(tmp, context=pages.context_key), None, None)
+
+        def search() -> None:
+            begun.search = outputs.search_in(pool, begun.writer)
+
         try:
-            begun.search = outputs.search_in(pool, begun.writer)  # first: one worker takes it before any entries
-            begun.entries = submit_entries(outputs.kb, begun.writer, pages, pool) if pool is not None else None
+            if pool is not None:
+                begun.entries = submit_entries(outputs.kb, begun.writer, pages, pool, then=(workers, search))
         except BaseException:
             begun.abandon()
             raise
@@ -183,7 +190,7 @@ class Outputs:
 
     def search_in(self, pool: Executor | None, writer: DistWriter) -> Future[WriterResult] | None:
         """Have a worker of `pool` (the early workers, which parsed the entries and are about to write them)
-        build and write the search index, handed its documents, before it writes entries; None without a
+        build and write the search index, handed its documents, between chunks of entries; None without a
         pool. A 50,000-entry index costs seconds of CPU that would otherwise follow the list pages on this
         process's critical path, while the workers' share of the writing is the lighter one."""
         if pool is None:
@@ -223,7 +230,7 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
                pool: Executor | None = None, workers: int | None = None, begun: Begun | None = None) -> DistWriter:
     """Write every file into a fresh directory and swap it in; with a cache, keep the old tree as the spare.
     `begun`: the fresh directory made and the workers' part handed to `pool` already (`Begun.start`)."""
-    begun = begun or Begun.start(outputs, out_dir, pages, pool)
+    begun = begun or Begun.start(outputs, out_dir, pages, pool, workers or 1)
     spare = spare_path(out_dir)
     writer, search = begun.writer, begun.search
     try:

@@ -122,11 +122,18 @@ def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRende
     writer.reuse_all([before[slug][1] for slug, key in kb.keys.items() if key not in changed])
 
 
-def submit_entries(kb: KnowledgeBase, writer: DistWriter, pages: PageRenderer, pool: Executor) -> list[Future[Result]]:
-    """Hand every chunk of entries to the workers of `pool` to write (`emit_entries` collects what they wrote)."""
+def submit_entries(kb: KnowledgeBase, writer: DistWriter, pages: PageRenderer, pool: Executor,
+                   then: tuple[int, Callable[[], object]] | None = None) -> list[Future[Result]]:
+    """Hand every chunk of entries to the workers of `pool` to write (`emit_entries` collects what they wrote).
+    `then`: (n, submit), to call `submit` once the first n chunks are handed over (another task for the pool,
+    which the first worker done with its chunk takes)."""
     context = pickle.dumps((kb.site, pages, writer.root, _prepare_page_cache(kb, pages)),
                            protocol=pickle.HIGHEST_PROTOCOL)
-    return [pool.submit(_emit_packed, context, task) for task in kb.packed]
+    first, submit = then if then is not None else (len(kb.packed), None)
+    futures = [pool.submit(_emit_packed, context, task) for task in kb.packed[:first]]
+    if submit is not None:
+        submit()
+    return futures + [pool.submit(_emit_packed, context, task) for task in kb.packed[first:]]
 
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
