@@ -34,7 +34,14 @@ from petgen.emit.api import DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import Result as EntriesResult
-from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes, submit_entries
+from petgen.emit.entries import (
+    emit_changed_entries,
+    emit_entries,
+    entries_context,
+    entry_keys,
+    entry_routes,
+    submit_entries,
+)
 from petgen.emit.searchindex import INDEX_ROUTE, Documents, documents, emit_search_index, entry_digests
 from petgen.emit.site import PageRenderer, emit_site
 from petgen.emit.sitemap import emit_sitemap
@@ -145,13 +152,12 @@ class Begun:
         (its documents take a tenth of a second to make and pickle: no worker waits for them), then the rest."""
         tmp = new_build_dir(out_dir)
         begun = cls(outputs, pages, tmp, DistWriter(tmp, context=pages.context_key), None, None)
-
-        def search() -> None:
-            begun.search = outputs.search_in(pool, begun.writer)
-
         try:
             if pool is not None:
-                begun.entries = submit_entries(outputs.kb, begun.writer, pages, pool, then=(workers, search))
+                kb, context = outputs.kb, entries_context(outputs.kb, begun.writer, pages)
+                begun.entries = submit_entries(pool, context, kb.packed[:workers])
+                begun.search = outputs.search_in(pool, begun.writer)
+                begun.entries += submit_entries(pool, context, kb.packed[workers:])
         except BaseException:
             begun.abandon()
             raise

@@ -20,7 +20,7 @@ from petgen.content.problems import ContentError
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
-from petgen.emit.entries import emit_entries, submit_entries
+from petgen.emit.entries import emit_entries, entries_context, submit_entries
 from petgen.emit.site import PageRenderer
 from tests.conftest import BASE_URL, REPO, write_site
 
@@ -115,7 +115,7 @@ def test_the_build_process_writes_the_chunks_no_worker_has_started(tmp_path: Pat
             busy = pool.submit(_wait_at_gate)
             taken = DistWriter(tmp_path / "taken")
             taken.root.mkdir()
-            futures = submit_entries(kb, taken, pages, pool)
+            futures = submit_entries(pool, entries_context(kb, taken, pages), kb.packed)
             emit_entries(kb, taken, pages=pages, pool=pool, submitted=futures, progress=lambda _: _GATE[0].set())
             busy.result()
     finally:
