@@ -149,7 +149,8 @@ def test_stopwords_are_dropped_unless_alone() -> None:
 
 
 def test_shards_are_by_prefix(index: SearchIndex) -> None:
-    docs = [Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]}), Document("b", "X", "m", "u", {"title": ["X"]})]
+    docs = [Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]}),
+            Document("b", "X", "m", "u", {"title": ["X"]})]
     shards = {key: orjson.loads(data) for key, data in update.build(docs, encode).shards.items()}
     assert "ba" in shards and "barchen" in shards["ba"]["words"] and "x" in shards["_"]["words"]
     for key, content in shards.items():  # every term sits in the shard of its first two characters

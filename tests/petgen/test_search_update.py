@@ -68,7 +68,8 @@ def test_the_index_built_flat_is_build_index(seed: int) -> None:
     rng = random.Random(seed)
     docs = [document(rng, f"d{i}", f"{rng.choice(WORDS)} {i}") for i in range(150)]
     docs += [Document(slug="e", title="", meaning="", url="u", fields={}),  # no words, one-letter words
-             Document(slug="f", title="A b", meaning="", url="u", fields={"title": ["A b"], "meaning": ["c Zuckerherz"]})]
+             Document(slug="f", title="A b", meaning="", url="u",
+                      fields={"title": ["A b"], "meaning": ["c Zuckerherz"]})]
     state, index = update.build(docs, encode), build_index(docs)
     for kind in update.KINDS:
         expected = Postings.of(index[kind])
