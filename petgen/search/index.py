@@ -1,6 +1,7 @@
 """The search engine: one module for both sides (ARCHITECTURE.md, contract 4).
 
-The build calls `build_index` and writes the result as shards by term prefix (as Pagefind does, for
+`build_index` says what the index of some documents is; the build makes the same index flat, in array
+operations (`petgen.search.update.build`), and writes it as shards by term prefix (as Pagefind does, for
 browsers) and as one pack file (petgen/search/pack.py) that the runtime maps into a `SearchIndex`
 and queries. Queries and documents go
 through the same `analyze`, so a query is normalised exactly as the documents were.
@@ -23,10 +24,8 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
 from typing import Any
 
-import numpy as np
 import orjson
 import snowballstemmer
 
@@ -114,7 +113,8 @@ def document_terms(fields: dict[str, list[str]]) -> dict[str, float]:
 
 def build_index(documents: list[Document]) -> dict[str, Any]:
     """Index documents; return {"docs", "stems", "words", "parts"}, postings as `[docs, weights]`, each kind's
-    terms in sorted order (so that an index updated entry by entry, petgen/search/update.py, is the same)."""
+    terms in sorted order (so that an index made flat or updated entry by entry, petgen/search/update.py, is
+    the same: tests/petgen/test_search_update.py)."""
     stem_post: dict[str, dict[int, float]] = {}
     word_post: dict[str, dict[int, float]] = {}
     part_post: dict[str, dict[int, float]] = {}
@@ -196,51 +196,7 @@ def title_order(docs: list[list[str]]) -> list[int]:
     return order
 
 
-def in_title_order(index: dict[str, Any], order: list[int] | None = None) -> dict[str, Any]:
-    """The index with its documents renumbered in title order (`order`, its `title_order` if not given), postings
-    still ascending: the numbering of the static index for browsers, where a document's number is its tie-break."""
-    order = order if order is not None else title_order(index["docs"])
-    docs: list[list[str]] = [[]] * len(order)
-    for d, rank in enumerate(order):
-        docs[rank] = index["docs"][d]
-    renumbered: dict[str, Any] = {"docs": docs}
-    ranks = np.asarray(order, dtype=np.int64)
-    for kind in ("stems", "words", "parts"):
-        renumbered[kind] = renumber_all(index[kind], ranks)
-    return renumbered
-
-
-def renumber_all(postings: dict[str, list[list[Any]]], ranks: np.ndarray) -> dict[str, list[list[Any]]]:
-    """Every term's `[docs, weights]` with each document numbered `ranks[doc]`, docs ascending (as `renumber`
-    for each, in a few array operations for all of them)."""
-    rows = list(postings.values())
-    lengths = np.fromiter(map(len, (row[0] for row in rows)), dtype=np.int64, count=len(rows))
-    docs = ranks[np.fromiter(chain.from_iterable(row[0] for row in rows), dtype=np.int64, count=int(lengths.sum()))]
-    term_of = np.repeat(np.arange(len(rows), dtype=np.int64), lengths)
-    by = np.lexsort((docs, term_of))  # by term, then by new number
-    new_docs = docs[by].tolist()
-    weights = list(chain.from_iterable(row[1] for row in rows))
-    new_weights = [weights[i] for i in by.tolist()]
-    result: dict[str, list[list[Any]]] = {}
-    start = 0
-    for term, length in zip(postings, lengths.tolist()):
-        end = start + length
-        result[term] = [new_docs[start:end], new_weights[start:end]]
-        start = end
-    return result
-
-
 def shard_key(term: str) -> str:
     """Terms are sharded by their first two characters (one shard for very short terms)."""
     return term[:2] if len(term) >= 2 else "_"
-
-
-def shard(index: dict[str, Any]) -> dict[str, dict[str, dict[str, list[list[float]]]]]:
-    """Split the postings into shards: {key: {"stems": …, "words": …, "parts": …}}."""
-    shards: dict[str, dict[str, dict[str, list[list[float]]]]] = {}
-    for kind in ("stems", "words", "parts"):
-        for term, postings in index[kind].items():
-            shards.setdefault(shard_key(term), {"stems": {}, "words": {}, "parts": {}})[kind][term] = postings
-    return dict(sorted(shards.items()))
-
 

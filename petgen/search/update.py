@@ -19,26 +19,27 @@ the same slugs and titles (the title order numbers the browsers' documents), and
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 import numpy as np
 import orjson
 
 from petgen.search.index import (
+    WEIGHTS,
     Document,
-    build_index,
+    compound_parts,
     digest,
     doc_parts,
     doc_stems,
     document_terms,
-    in_title_order,
     is_known,
-    shard,
     shard_key,
     title_order,
 )
+from petgen.search.index import stems as stems_of
 from petgen.search.pack import Postings, pack, prefix_completions, shortest, title_arrays
 from petgen.search.query import SHORT_PREFIX
 from petgen.search.stored import KINDS
@@ -76,15 +77,89 @@ class IndexState:
 
 def build(documents: list[Document], encode: Encode, digests: list[bytes] | None = None) -> IndexState:
     """The index of `documents` (whose `digest`s are `digests`, if computed already), built whole, with its
-    state; `encode` serialises a shard."""
-    index = build_index(documents)
-    known = {w for w, (_, weights) in index["words"].items() if is_known(w, weights)}
-    order = title_order(index["docs"])
+    state; `encode` serialises a shard. The same index as `build_index`'s (tests/petgen/test_search_update.py),
+    made flat in a few array operations rather than term by term in dicts."""
+    found = [words_of(d) for d in documents]
+    kinds, known = flat_index(found)
+    docs = [[d.slug, d.title, d.meaning, d.url] for d in documents]
+    order = title_order(docs)
     return IndexState(digests if digests is not None else [digest(d) for d in documents],
-                      [orjson.dumps(words_of(d)) for d in documents],
-                      index["docs"], {kind: Postings.of(index[kind]) for kind in KINDS}, known, order,
-                      {key: encode(data) for key, data in shard(in_title_order(index, order)).items()},
-                      prefix_completions(list(index["words"])), title_arrays(index["docs"]))
+                      [orjson.dumps(seen) for seen in found], docs, kinds, known, order,
+                      shards(kinds, order, encode), prefix_completions(kinds["words"].terms), title_arrays(docs))
+
+
+def flat_index(found: list[dict[str, float]]) -> tuple[dict[str, Postings], set[str]]:
+    """`build_index`'s postings of documents whose words are `found` (`document_terms`), flat, by kind; and the
+    known words (`is_known`)."""
+    n = len(found)
+    lengths = np.fromiter(map(len, found), dtype=np.int64, count=n)
+    every = list(chain.from_iterable(found))  # each document's words, one document after another
+    weights = np.fromiter(chain.from_iterable(seen.values() for seen in found), dtype=np.float64, count=len(every))
+    docs = np.repeat(np.arange(n, dtype=np.int64), lengths)
+    vocabulary = sorted(set(every))
+    ids = {word: i for i, word in enumerate(vocabulary)}
+    word_of = np.fromiter(map(ids.__getitem__, every), dtype=np.int64, count=len(every))
+    start = np.zeros(len(vocabulary) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(word_of, minlength=len(vocabulary)), out=start[1:])
+    by_word = np.argsort(word_of, kind="stable")  # documents stay ascending within a word
+    words = Postings(vocabulary, start, docs[by_word].astype(np.int32), weights[by_word])
+    best = np.maximum.reduceat(words.weights, start[:-1]).tolist() if vocabulary else []
+    known = {word for word, weight in zip(vocabulary, best) if is_known(word, (weight,))}
+    stems = _derived(word_of, docs, weights, n, lambda word: stems_of(vocabulary[word]))
+    # Compound parts depend on the word and on whether it is a name's (`doc_parts`): two codes per word.
+    long = np.fromiter(map(len, vocabulary), dtype=np.int64, count=len(vocabulary))[word_of] >= 6
+    code = word_of * 2 + (weights >= WEIGHTS["variants"])
+    parts = _derived(code[long], docs[long], weights[long], n,
+                     lambda c: compound_parts(vocabulary[c >> 1], known, tails=bool(c & 1)))
+    return {"stems": stems, "words": words, "parts": parts}, known
+
+
+def _derived(source: np.ndarray, docs: np.ndarray, weights: np.ndarray, n: int,
+             make: Callable[[int], Iterable[str]]) -> Postings:
+    """The postings of the terms that postings (`docs`, `weights`) of `source` codes stand for (`make` of a code:
+    a word's stems or compound parts), each term in a document at its best weight there (`doc_stems`)."""
+    codes, inverse = np.unique(source, return_inverse=True)
+    made = [list(make(c)) for c in codes.tolist()]
+    terms = sorted(set(chain.from_iterable(made)))
+    ids = {term: i for i, term in enumerate(terms)}
+    counts = np.fromiter(map(len, made), dtype=np.int64, count=len(made))
+    offsets = np.zeros(len(made) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    made_ids = np.fromiter(map(ids.__getitem__, chain.from_iterable(made)), dtype=np.int64, count=int(offsets[-1]))
+    each = counts[inverse]  # terms per posting
+    posting = np.repeat(np.arange(len(source), dtype=np.int64), each)
+    nth = np.arange(len(posting), dtype=np.int64) - np.repeat(np.cumsum(each) - each, each)
+    key = made_ids[offsets[inverse[posting]] + nth] * max(n, 1) + docs[posting]  # term, then document
+    weight = weights[posting]
+    by = np.lexsort((weight, key))  # the best weight last of each (term, document)
+    key, weight = key[by], weight[by]
+    last = np.flatnonzero(np.append(key[1:] != key[:-1], True)) if len(key) else by
+    key, weight = key[last], weight[last]
+    term_of = key // max(n, 1)
+    start = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(term_of, minlength=len(terms)), out=start[1:])
+    return Postings(terms, start, (key - term_of * max(n, 1)).astype(np.int32), weight)
+
+
+def shards(kinds: dict[str, Postings], order: list[int], encode: Encode) -> dict[str, bytes]:
+    """The browsers' shards of flat postings, encoded, in key order: each term in the shard of its `shard_key`,
+    under its kind (stems, words, parts), with its documents numbered by their rank in title order (`order`),
+    ascending."""
+    ranks = np.asarray(order, dtype=np.int64)
+    found: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
+    for kind in KINDS:
+        flat = kinds[kind]
+        term_of = np.repeat(np.arange(len(flat.terms), dtype=np.int64), np.diff(flat.start))
+        renumbered = ranks[flat.docs]
+        by = np.lexsort((renumbered, term_of))  # within each term, by rank
+        docs, weights, bounds = renumbered[by].tolist(), flat.weights[by].tolist(), flat.start.tolist()
+        for i, term in enumerate(flat.terms):
+            key = shard_key(term)
+            into = found.get(key)
+            if into is None:
+                into = found[key] = {"stems": {}, "words": {}, "parts": {}}
+            into[kind][term] = [docs[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]]]
+    return {key: encode(found[key]) for key in sorted(found)}
 
 
 def update(state: IndexState, documents: list[Document], digests: list[bytes], encode: Encode) -> bool:

@@ -11,7 +11,8 @@ import orjson
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 
-from petgen.build.dist import DistWriter
+from petgen.build import dist
+from petgen.build.dist import DistWriter, remove_tree
 from petgen.build.pipeline import build
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import load_knowledge_base
@@ -19,7 +20,7 @@ from petgen.content.problems import ContentError
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
-from petgen.emit.entries import emit_entries, submit_entries
+from petgen.emit.entries import emit_entries, entries_context, submit_entries
 from petgen.emit.site import PageRenderer
 from tests.conftest import BASE_URL, REPO, write_site
 
@@ -114,7 +115,7 @@ def test_the_build_process_writes_the_chunks_no_worker_has_started(tmp_path: Pat
             busy = pool.submit(_wait_at_gate)
             taken = DistWriter(tmp_path / "taken")
             taken.root.mkdir()
-            futures = submit_entries(kb, taken, pages, pool)
+            futures = submit_entries(pool, entries_context(kb, taken, pages), kb.packed)
             emit_entries(kb, taken, pages=pages, pool=pool, submitted=futures, progress=lambda _: _GATE[0].set())
             busy.result()
     finally:
@@ -235,6 +236,24 @@ def test_rebuild_replaces_dist_atomically(content: Path, tmp_path: Path) -> None
     build(content, out)
     assert not list(out.glob("api/names/apfel.*.json"))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["content", "dist"]
+
+
+def test_an_old_tree_is_removed_without_following_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if dist._BY_DIR_FD:  # by its own walk, not by shutil's
+        monkeypatch.setattr(dist.shutil, "rmtree", lambda *args, **kwargs: pytest.fail("shutil.rmtree"))
+    outside = tmp_path / "outside"
+    (outside / "kept").mkdir(parents=True)
+    (outside / "kept" / "file").write_text("x")
+    tree = tmp_path / "old"
+    for rel in ("a/b/c/page.html", "a/b/index.html", "a/top.json", "file.txt"):
+        (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tree / rel).write_text(rel)
+    (tree / "a" / "link").symlink_to(outside)
+    (tree / "filelink").symlink_to(outside / "kept" / "file")
+    remove_tree(tree)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outside"]
+    assert (outside / "kept" / "file").read_text() == "x"
+    remove_tree(tmp_path / "missing")  # nothing to remove: no error
 
 
 def test_empty_knowledge_base_builds(tmp_path: Path) -> None:

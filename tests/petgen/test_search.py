@@ -5,10 +5,13 @@ from __future__ import annotations
 import mmap
 from pathlib import Path
 
+import orjson
 import pytest
 
 import petgen.search.query as engine
-from petgen.search.index import Document, analyze, build_index, shard, words
+from petgen.contract.resources import encode
+from petgen.search import update
+from petgen.search.index import Document, analyze, build_index, words
 from petgen.search.pack import pack_index
 from petgen.search.query import SearchIndex
 from petgen.search.stored import HEAD
@@ -146,12 +149,13 @@ def test_stopwords_are_dropped_unless_alone() -> None:
 
 
 def test_shards_are_by_prefix(index: SearchIndex) -> None:
-    data = build_index([Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]})])
-    shards = shard(data)
-    assert "ba" in shards and "barchen" in shards["ba"]["words"]
+    docs = [Document("a", "Bärchen", "m", "u", {"title": ["Bärchen"]}),
+            Document("b", "X", "m", "u", {"title": ["X"]})]
+    shards = {key: orjson.loads(data) for key, data in update.build(docs, encode).shards.items()}
+    assert "ba" in shards and "barchen" in shards["ba"]["words"] and "x" in shards["_"]["words"]
     for key, content in shards.items():  # every term sits in the shard of its first two characters
-        assert all(term[:2] == key for kind in content.values() for term in kind)
-    assert SearchIndex.from_index(data).search("bärchen")[0].slug == "a"
+        assert all(term[:2] == key or (key == "_" and len(term) == 1) for kind in content.values() for term in kind)
+    assert SearchIndex.from_index(build_index(docs)).search("bärchen")[0].slug == "a"
 
 
 def test_the_pack_file_is_mapped_and_checked(tmp_path: Path) -> None:

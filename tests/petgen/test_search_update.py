@@ -10,8 +10,8 @@ import pytest
 
 from petgen.contract.resources import encode
 from petgen.search import update
-from petgen.search.index import Document
-from petgen.search.pack import pack
+from petgen.search.index import Document, build_index, is_known, shard_key, title_order
+from petgen.search.pack import Postings, pack
 
 WORDS = ["Maus", "Bärchen", "Zucker", "Zuckermaus", "Schnecke", "Herz", "Herzblatt", "Kuschel", "Kuschelbär",
          "Honig", "Honigbiene", "Stern", "Sternchen", "klein", "süß", "treu", "Liebling", "Schatz", "Mausebär",
@@ -50,6 +50,37 @@ def same(state: update.IndexState, fresh: update.IndexState) -> None:
     assert [orjson.loads(w) for w in state.words] == [orjson.loads(w) for w in fresh.words]
     assert state.completions == fresh.completions and list(state.completions) == list(fresh.completions)
     assert state.pack() == fresh.pack() == pack(fresh.docs, fresh.kinds)  # nothing of it taken from the state
+
+
+def reference_shards(index: dict, order: list[int]) -> dict[str, bytes]:
+    """The browsers' shards as their definition says, term by term (`update.shards` makes them flat)."""
+    found: dict[str, dict] = {}
+    for kind in update.KINDS:
+        for term, (docs, weights) in index[kind].items():
+            renumbered = sorted(zip((order[d] for d in docs), weights))
+            found.setdefault(shard_key(term), {k: {} for k in update.KINDS})[kind][term] = [
+                [d for d, _ in renumbered], [w for _, w in renumbered]]
+    return {key: encode(found[key]) for key in sorted(found)}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_index_built_flat_is_build_index(seed: int) -> None:
+    rng = random.Random(seed)
+    docs = [document(rng, f"d{i}", f"{rng.choice(WORDS)} {i}") for i in range(150)]
+    docs += [Document(slug="e", title="", meaning="", url="u", fields={}),  # no words, one-letter words
+             Document(slug="f", title="A b", meaning="", url="u",
+                      fields={"title": ["A b"], "meaning": ["c Zuckerherz"]})]
+    state, index = update.build(docs, encode), build_index(docs)
+    for kind in update.KINDS:
+        expected = Postings.of(index[kind])
+        assert state.kinds[kind].terms == expected.terms, kind
+        for name in ("start", "docs", "weights"):
+            assert getattr(state.kinds[kind], name).tolist() == getattr(expected, name).tolist(), (kind, name)
+            assert getattr(state.kinds[kind], name).dtype == getattr(expected, name).dtype, (kind, name)
+    assert state.known == {w for w, (_, weights) in index["words"].items() if is_known(w, weights)}
+    assert state.docs == index["docs"] and state.order == title_order(index["docs"])
+    assert list(state.shards.items()) == list(reference_shards(index, state.order).items())
+    assert update.build([], encode).pack() == pack([], {k: Postings.of({}) for k in update.KINDS})
 
 
 @pytest.mark.parametrize("seed", range(6))
