@@ -543,18 +543,24 @@ def _flat_phrase_words(entry: Entry) -> list[str]:
 
 # A phrase's hash mixes stable 64-bit hashes of its words (each word hashed once per process), so that every
 # five-word window of a text is hashed in a few array operations instead of one BLAKE2b call per window.
-_WORD_HASHES: dict[str, int] = {_BREAK: 0}  # 0 marks a break (no word's BLAKE2b is 0 but by a 2**-64 chance)
+class _WordHashes(dict[str, int]):
+    """Word -> its stable 64-bit hash, made on the first lookup of the word (so that every lookup is in C)."""
+
+    def __missing__(self, word: str) -> int:
+        value = self[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+        return value
+
+
+_WORD_HASHES = _WordHashes({_BREAK: 0})  # 0 marks a break (no word's BLAKE2b is 0 but by a 2**-64 chance)
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
                  0xFF51AFD7ED558CCD][:PHRASE_WORDS], dtype=np.uint64)
 
 
 def _word_hashes(words: list[str]) -> np.ndarray:
     known = _WORD_HASHES
-    for word in set(words).difference(known):
-        known[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
     if len(words) < 2:  # `itemgetter` of one key returns the value, not a tuple
         return np.fromiter(map(known.__getitem__, words), dtype=np.uint64, count=len(words))
-    return np.array(itemgetter(*words)(known), dtype=np.uint64)  # every lookup in C
+    return np.fromiter(itemgetter(*words)(known), dtype=np.uint64, count=len(words))  # every lookup in C
 
 
 def _window_hashes(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
