@@ -4,7 +4,7 @@
 duplicate keys) costs more per entry than anything else the parse workers do. Entries are written in a
 small, regular part of YAML: `key: value` lines, flow lists `[a, b]`, block lists of text (`  - "…"`) and
 of question/answer mappings (`  - question: …` / `    answer: …`). `PlainReader.read` reads exactly that part,
-line by line, and returns what `parse_yaml` would, with the same line map (`key`, `key[i]`,
+line by line (the values not in quotes checked together at the end), and returns what `parse_yaml` would, with the same line map (`key`, `key[i]`,
 `key[i].sub`), or None the moment a line is anything else: a comment, a blank line, a block scalar, a
 continued line, an escape, an anchor, a value YAML would read as a number, date-less boolean or null, a
 duplicate key. The caller then parses the text with `parse_yaml`, which finds and reports what is wrong,
