@@ -4,7 +4,7 @@
 duplicate keys) costs more per entry than anything else the parse workers do. Entries are written in a
 small, regular part of YAML: `key: value` lines, flow lists `[a, b]`, block lists of text (`  - "…"`) and
 of question/answer mappings (`  - question: …` / `    answer: …`). `PlainReader.read` reads exactly that part,
-line by line, and returns what `parse_yaml` would, with the same line map (`key`, `key[i]`,
+line by line (the values not in quotes checked together at the end), and returns what `parse_yaml` would, with the same line map (`key`, `key[i]`,
 `key[i].sub`), or None the moment a line is anything else: a comment, a blank line, a block scalar, a
 continued line, an escape, an anchor, a value YAML would read as a number, date-less boolean or null, a
 duplicate key. The caller then parses the text with `parse_yaml`, which finds and reports what is wrong,
@@ -21,9 +21,10 @@ from typing import Any
 # What starts something other than plain text in YAML (an indicator), as the first character of a value.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _FLOW_SPECIAL = re.compile(r"[\[\]{}#:`]")  # inside a flow list: only plain items separated by commas
+_NOT_FIRST = _INDICATORS | {" ", ""}  # what a plain value must not start with (or be)
 
 
-MEMO_SIZE = 4096  # values `PlainReader` remembers whether YAML reads as text (then it starts again)
+MEMO_SIZE = 4096  # values (and keys) `PlainReader` remembers whether YAML reads as text (then it starts again)
 
 
 class _NotPlain(Exception):
@@ -48,8 +49,12 @@ class PlainReader:
             first: tuple([pattern for _, pattern in found] + anywhere)
             for first, found in resolvers.items() if first is not None}
         self.anywhere = tuple(anywhere)
+        self.firsts = frozenset(self.patterns)  # the first characters a resolver is tried for (and `anywhere`)
         self.known: dict[str, bool] = {}  # short values seen, and whether one resolves: keys and slugs recur
-
+        # Keys seen that are plain text (interned), and the names of their items in the line map (`key[0]`, …):
+        # the same few dozen recur in every entry, so each is checked and made once.
+        self.keys: dict[str, str] = {}
+        self.items: dict[str, list[str]] = {}
 
     def read(self, text: str, first_line: int) -> tuple[dict[str, Any], dict[str, int]] | None:
         """The mapping of `text` and the line of each key and item (the text's first line numbered
@@ -66,45 +71,61 @@ class PlainReader:
         # chunk of entries (pickle refers back to a string it has written), the entries pickle and load faster.
         data: dict[str, Any] = {}
         lines: dict[str, int] = {}
-        scalar, resolves = self._scalar, self._resolves
+        plain: list[str] = []  # the values not in quotes, checked all at once at the end (`_check_plain`)
+        key_of, item_names = self._key, self._item_names
         n, count = 0, len(rows)
         while n < count:
             key, colon, value = rows[n].partition(":")  # `key: value`, or `key:` alone, the key as `_pair` takes it
-            if not colon or (value and value[0] != " ") or not key.isascii() or not key.isidentifier():
+            if not colon or (value and value[0] != " ") or key in data:
                 raise _NotPlain
-            value = value[1:] if value else None
-            if key in data or resolves(key):
-                raise _NotPlain
+            key = key_of(key)
             line = first_line + n
-            lines[intern(key)] = line
+            lines[key] = line
             n += 1
-            if value is not None:
-                if value[:1] == "[":
-                    items = data[key] = self._flow_list(value)
-                    for i in range(len(items)):
-                        lines[intern(f"{key}[{i}]")] = line
+            if value:
+                value = value[1:]
+                first = value[:1]
+                if first == "[":
+                    items = data[key] = _flow_list(value)
+                    if items:
+                        plain += items
+                        lines.update(dict.fromkeys(item_names(key, len(items))[:len(items)], line))
+                elif first == '"' or first == "'":
+                    data[key] = _quoted(value)
                 else:
-                    data[key] = scalar(value)
+                    data[key] = value
+                    plain.append(value)
                 continue
             items = []
             while n < count and rows[n][:2] == "  ":
                 row = rows[n]
                 if row[:4] != "  - ":
                     raise _NotPlain
+                at = item_names(key, len(items) + 1)[len(items)]
+                lines[at] = first_line + n
                 pair = _pair(row[4:])
                 if pair is None:
-                    lines[intern(f"{key}[{len(items)}]")] = first_line + n
-                    items.append(scalar(row[4:]))
+                    value = row[4:]
+                    first = value[:1]
+                    if first == '"' or first == "'":
+                        value = _quoted(value)
+                    else:
+                        plain.append(value)
+                    items.append(value)
                     n += 1
                     continue
                 mapping: dict[str, str] = {}
-                at = intern(f"{key}[{len(items)}]")
-                lines[at] = first_line + n
                 while pair is not None:
                     sub, value = pair
-                    if sub in mapping or resolves(sub):
+                    if sub in mapping:
                         raise _NotPlain
-                    mapping[sub] = scalar(value)
+                    sub = key_of(sub)
+                    first = value[:1]
+                    if first == '"' or first == "'":
+                        value = _quoted(value)
+                    else:
+                        plain.append(value)
+                    mapping[sub] = value
                     lines[intern(f"{at}.{sub}")] = first_line + n
                     n += 1
                     pair = _pair(rows[n][4:]) if n < count and rows[n][:4] == "    " else None
@@ -114,7 +135,50 @@ class PlainReader:
             data[key] = items
         if not data:
             raise _NotPlain
+        if plain:
+            self._check_plain(plain)
         return data, lines
+
+    def _check_plain(self, values: list[str]) -> None:
+        """Raise `_NotPlain` unless YAML reads each value as the text it is (the values of a text without tabs):
+        not empty, not starting with an indicator or a space, not ending with a space or colon, without `: `
+        or ` #`, not resolved to another type (a number, a boolean, null, …)."""
+        joined = "\n".join(values)
+        if ": " in joined or " #" in joined or " \n" in joined or ":\n" in joined or joined.endswith((" ", ":")):
+            raise _NotPlain
+        firsts = {value[:1] for value in values}
+        if not firsts.isdisjoint(_NOT_FIRST):
+            raise _NotPlain
+        if self.anywhere:
+            if any(map(self._resolves, values)):
+                raise _NotPlain
+        elif not firsts.isdisjoint(self.firsts):  # only values starting with one of these can resolve
+            resolves, tried = self._resolves, firsts & self.firsts
+            if any(resolves(value) for value in values if value[:1] in tried):
+                raise _NotPlain
+
+    def _key(self, key: str) -> str:
+        """`key` interned, if it is a plain key: ASCII letters, digits and `_`, not starting with a digit, not
+        read as anything but text."""
+        known = self.keys.get(key)
+        if known is not None:
+            return known
+        if not key.isascii() or not key.isidentifier() or self._resolves(key):
+            raise _NotPlain
+        if len(self.keys) >= MEMO_SIZE:
+            self.keys.clear()
+            self.items.clear()
+        known = self.keys[key] = intern(key)
+        return known
+
+    def _item_names(self, key: str, count: int) -> list[str]:
+        """The names of (at least) the first `count` items of list `key` in the line map (`key[0]`, …), interned."""
+        names = self.items.get(key)
+        if names is None:
+            names = self.items[key] = []
+        while len(names) < count:
+            names.append(intern(f"{key}[{len(names)}]"))
+        return names
 
     def _resolves(self, value: str) -> bool:
         """Whether YAML would read this plain value as something other than text (as `Resolver.resolve`)."""
@@ -130,34 +194,25 @@ class PlainReader:
                 self.known[value] = found
         return found
 
-    def _scalar(self, value: str) -> str:
-        """A value on one line: plain text, or text in double or single quotes without escapes."""
-        if not value or "\t" in value:
-            raise _NotPlain
-        first = value[0]
-        if first == '"' or first == "'":
-            if len(value) < 2 or value[-1] != first or first in value[1:-1] or "\\" in value:
-                raise _NotPlain
-            return value[1:-1]
-        if (first in _INDICATORS or first == " " or value[-1] == " " or value[-1] == ":" or ": " in value
-                or " #" in value or self._resolves(value)):
-            raise _NotPlain
-        return value
 
-    def _flow_list(self, value: str) -> list[str]:
-        """`[a, b, c]` of plain text items on one line."""
-        if value[-1] != "]":
-            raise _NotPlain
-        inner = value[1:-1]
-        if not inner:
-            return []
-        if _FLOW_SPECIAL.search(inner) or "\t" in inner:
-            raise _NotPlain
-        items = [item.strip(" ") for item in inner.split(",")]
-        for item in items:
-            if not item or item[0] in _INDICATORS or self._resolves(item):
-                raise _NotPlain
-        return items
+def _quoted(value: str) -> str:
+    """The text of a value in double or single quotes without escapes (of more than the quotes)."""
+    first = value[0]
+    if len(value) < 2 or value[-1] != first or first in value[1:-1] or "\\" in value:
+        raise _NotPlain
+    return value[1:-1]
+
+
+def _flow_list(value: str) -> list[str]:
+    """The items of `[a, b, c]` on one line, each still to be checked as plain text (`_check_plain`)."""
+    if value[-1] != "]":
+        raise _NotPlain
+    inner = value[1:-1]
+    if not inner:
+        return []
+    if _FLOW_SPECIAL.search(inner):
+        raise _NotPlain
+    return [item.strip(" ") for item in inner.split(",")]
 
 
 def split_front_matter(text: str) -> tuple[str, str, int] | None:

@@ -61,7 +61,9 @@ IPA_CHARS = frozenset(
     "ːˑˈˌ\u032f\u0303\u0329\u0325\u02b0\u02b7\u0361. \u203f"
 )
 PLACEHOLDER = re.compile(r"\b(TODO|FIXME|TBD|XXX|lorem ipsum|lorem)\b", re.IGNORECASE)
-_PLACEHOLDER_WORDS = ("todo", "fixme", "tbd", "xxx", "lorem")  # a cheap test before the regex
+# A cheap test before the regex: one of its words in the text's UTF-8 bytes with ASCII letters lowercased, as in the
+# text lowercased (no other letter lowercases to one of theirs but `İ`, to `i` and a combining dot, and `K`, to `k`).
+_PLACEHOLDER_WORDS = (b"todo", b"fixme", b"tbd", b"xxx", b"lorem")
 # A sentence ends at . ! ? … before a capital or an opening quote, but not after an ordinal ("18. Jahrhundert").
 SENTENCE_END = re.compile(r"(?<=[.!?…])(?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")
 def fold(text: str) -> str:
@@ -231,7 +233,9 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
     """Rules one entry can be checked against on its own (run in the parse workers; `sign_entries` then
     computes what the checks across entries compare)."""
     path = entry.path
-    entry.name_keys = name_keys(entry)  # compared across entries later, in `validate`
+    names = len(entry.variants) + 1
+    folded = fold_each([entry.title, *entry.variants, *entry.examples])  # one pass for the names and examples
+    entry.name_keys = tuple(folded[:names])  # `name_keys`, compared across entries later, in `validate`
     expected = slugify(entry.title)
     if entry.slug != expected:
         problems.add(path, entry.line_of("title"), f"file name '{entry.slug}.md' is not the slug of its title "
@@ -268,14 +272,15 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
         problems.add(path, entry.line_of("ipa"), f"ipa contains characters outside the IPA set: {shown}",
                      "no slashes or brackets; use IPA letters such as ɛ ə ʁ ç ː ˈ", warning=True)
     forms = name_forms(entry)
-    for i, folded in enumerate(fold_each(entry.examples)):
-        if not any(all(word in folded for word in form) for form in forms):  # `mentions`, the examples folded at once
+    for i, example in enumerate(folded[names:]):
+        if not any(all(word in example for word in form) for form in forms):  # `mentions`, the examples folded at once
             problems.add(path, entry.line_of(f"examples[{i}]"), f"example {i + 1} does not contain '{entry.title}' "
                          "or one of its variants", warning=True)
     everything = "\n".join([entry.title, entry.pronunciation, entry.ipa, *entry.variants, *entry.keywords, *entry.related,
                             entry.meaning, entry.origin, entry.usage, *entry.examples,
-                            *(text for item in entry.faq for text in (item["question"], item["answer"]))]).lower()
-    if any(word in everything for word in _PLACEHOLDER_WORDS) and PLACEHOLDER.search(everything):
+                            *(text for item in entry.faq for text in (item["question"], item["answer"]))])
+    lowered = everything.encode("utf-8", "surrogatepass").lower()
+    if any(word in lowered for word in _PLACEHOLDER_WORDS) and PLACEHOLDER.search(everything.lower()):
         reported: set[tuple[int, str]] = set()  # a list written on one line is reported once
         for key, text in _texts(entry, all_fields=True):
             match = PLACEHOLDER.search(text)
@@ -407,32 +412,17 @@ def sentence_hashes(entry: Entry) -> bytes:
     again only in the entries that share one."""
     norms = list(dict.fromkeys(_sentence_norms(entry)))  # as `sentence_keys` finds them, without the fields
     if _BARE_TOKEN.search(f" {' '.join(norms)} ") is None:  # the common case: every token has a letter or digit
-        kept = [norm for norm in norms if len(norm.split(" ", 4)) == 5]
+        kept = [norm for norm in norms if norm.count(" ") >= 4]  # five tokens (single spaces, none at either end)
     else:
         kept = [norm for norm in norms if has_five_words(norm)]
     blake2b = hashlib.blake2b
     return b"".join([blake2b(norm.encode(), digest_size=8).digest() for norm in kept])
 
 
-# Where `SENTENCE_END` may split, found faster than by it (its look-behind is tried at every character): a mark
-# that ends a sentence, spaces, a capital; and the separator of texts. `_split_sentences` checks the ordinal rule.
-_SENTENCE_OR_TEXT_END = re.compile(r"[.!?…]\s+(?=[A-ZÄÖÜ„\"»*_])|\x00")
-
-
-def _split_sentences(joined: str) -> list[str]:
-    """`SENTENCE_END.split` of each text of `joined` (texts separated by NUL), one after another."""
-    found: list[str] = []
-    at = 0
-    for match in _SENTENCE_OR_TEXT_END.finditer(joined):
-        start = match.start()
-        if joined[start] == "\x00":
-            found.append(joined[at:start])
-            at = start + 1
-        elif joined[start] != "." or not joined[start - 1:start].isdecimal():  # not after an ordinal ("18.")
-            found.append(joined[at:start + 1])
-            at = match.end()
-    found.append(joined[at:])
-    return found
+# Where `SENTENCE_END` splits, found with the mark before it: a mark (not the full stop of an ordinal), spaces, a
+# capital. Tried at the marks only (the look-behind of `SENTENCE_END` is tried at every character); the
+# comparison keys drop a sentence's final marks anyway.
+_MARK_AND_SENTENCE_END = re.compile(r"[.!?…](?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")
 
 
 def _sentence_norms(entry: Entry) -> list[str]:
@@ -440,13 +430,21 @@ def _sentence_norms(entry: Entry) -> list[str]:
     texts = [entry.meaning, entry.origin, entry.usage, *entry.examples]
     for item in entry.faq:
         texts += [text for text in (item["question"], item["answer"]) if not text.endswith("?")]
+    found = _norms_of(texts)
+    return found if found is not None else _sentences(entry)[2]
+
+
+def _norms_of(texts: list[str]) -> list[str] | None:
+    """The comparison keys of the sentences of `texts`, one after another (as `_sentences` makes them), or None if
+    a text holds the NUL put between them. Each sentence end becomes a NUL before casefolding (a sentence starts
+    with a capital); runs of spaces become one space in all the texts at once, unless there are none."""
     joined = "\x00".join(texts)
-    if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
-        return _sentences(entry)[2]
-    # Split before casefolding (a sentence starts with a capital), then casefold (per character) and make each run
-    # of spaces one space in all of them at once: a sentence keeps at most one space at either end.
-    folded = " ".join("\x00".join(_split_sentences(joined)).casefold().split()).split("\x00")
-    return [text.strip(" ").rstrip(".!?… ") for text in folded]
+    if joined.count("\x00") != len(texts) - 1:
+        return None
+    folded = _MARK_AND_SENTENCE_END.sub("\x00", joined).casefold()
+    if "  " in folded or not all(map(str.isprintable, texts)):  # the only space that is printable is " "
+        folded = " ".join(folded.split())
+    return [text.strip(" ").rstrip(".!?… ") for text in folded.split("\x00")]
 
 
 def sign_entries(entries: list[Entry]) -> None:
@@ -545,18 +543,24 @@ def _flat_phrase_words(entry: Entry) -> list[str]:
 
 # A phrase's hash mixes stable 64-bit hashes of its words (each word hashed once per process), so that every
 # five-word window of a text is hashed in a few array operations instead of one BLAKE2b call per window.
-_WORD_HASHES: dict[str, int] = {_BREAK: 0}  # 0 marks a break (no word's BLAKE2b is 0 but by a 2**-64 chance)
+class _WordHashes(dict[str, int]):
+    """Word -> its stable 64-bit hash, made on the first lookup of the word (so that every lookup is in C)."""
+
+    def __missing__(self, word: str) -> int:
+        value = self[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+        return value
+
+
+_WORD_HASHES = _WordHashes({_BREAK: 0})  # 0 marks a break (no word's BLAKE2b is 0 but by a 2**-64 chance)
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
                  0xFF51AFD7ED558CCD][:PHRASE_WORDS], dtype=np.uint64)
 
 
 def _word_hashes(words: list[str]) -> np.ndarray:
     known = _WORD_HASHES
-    for word in set(words).difference(known):
-        known[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
     if len(words) < 2:  # `itemgetter` of one key returns the value, not a tuple
         return np.fromiter(map(known.__getitem__, words), dtype=np.uint64, count=len(words))
-    return np.array(itemgetter(*words)(known), dtype=np.uint64)  # every lookup in C
+    return np.fromiter(itemgetter(*words)(known), dtype=np.uint64, count=len(words))  # every lookup in C
 
 
 def _window_hashes(words: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -65,6 +65,25 @@ def words(text: str) -> list[str]:
     return [fold_word(w) for w in _WORD.findall(unicodedata.normalize("NFC", text).casefold())]
 
 
+_WORD_OR_NUL = re.compile(r"[^\W_]+|\x00")  # a word as `words` finds it, or the NUL between two texts
+
+
+def words_each(texts: list[str]) -> list[list[str]]:
+    """`words` of each text, in one pass over all of them (NUL between them: as a starter that composes with
+    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word)."""
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
+        return [words(text) for text in texts]
+    tokens = _WORD_OR_NUL.findall(unicodedata.normalize("NFC", joined).casefold())
+    found, start = [], 0
+    for _ in range(len(texts) - 1):
+        end = tokens.index("\x00", start)
+        found.append(list(map(fold_word, tokens[start:end])))
+        start = end + 1
+    found.append(list(map(fold_word, tokens[start:])))
+    return found
+
+
 @lru_cache(maxsize=65536)
 def stems(word: str) -> tuple[str, ...]:
     """German and English Snowball stems of a folded word (one if they agree)."""
@@ -100,14 +119,15 @@ def digest(document: Document) -> bytes:
 
 
 def document_terms(fields: dict[str, list[str]]) -> dict[str, float]:
-    """Each word of a document once, at the weight of the best field it occurs in."""
+    """Each word of a document once, at the weight of the best field it occurs in (each text `analyze`d, all of
+    them in one pass)."""
+    texts = [text for name in FIELDS for text in fields.get(name, [])]
+    weights = [WEIGHTS[name] for name in FIELDS for _ in fields.get(name, [])]
     seen: dict[str, float] = {}
-    for name in FIELDS:
-        weight = WEIGHTS[name]
-        for text in fields.get(name, []):
-            for word in analyze(text):
-                if seen.get(word, 0.0) < weight:
-                    seen[word] = weight
+    for weight, found in zip(weights, words_each(texts)):
+        for word in [w for w in found if w not in STOPWORDS] or found:
+            if seen.get(word, 0.0) < weight:
+                seen[word] = weight
     return seen
 
 

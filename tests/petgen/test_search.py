@@ -7,11 +7,13 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import petgen.search.query as engine
 from petgen.contract.resources import encode
 from petgen.search import update
-from petgen.search.index import Document, analyze, build_index, words
+from petgen.search.index import FIELDS, WEIGHTS, Document, analyze, build_index, document_terms, words, words_each
 from petgen.search.pack import pack_index
 from petgen.search.query import SearchIndex
 from petgen.search.stored import HEAD
@@ -404,3 +406,22 @@ def test_typo_candidates_too_far_by_their_letters_are_dropped_exactly() -> None:
                 dropped += len(every) - len(near)
     assert dropped > 0
     assert all(buckets.recent.weight <= NEAR_KEPT for buckets in big.near.values())
+
+
+TEXT = st.text(alphabet=st.sampled_from(list("aouAÖsSßẞİıﬁ\u0308\u0301e\x00\x01 -_.,'„“²٣0äöüÄÜ\ud800der und")),
+               max_size=30)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(TEXT, max_size=6), st.lists(TEXT, max_size=3))
+def test_the_words_of_many_texts_at_once_are_those_of_each(texts: list[str], keywords: list[str]) -> None:
+    """`words_each` (one pass over texts joined by NUL) finds what `words` finds in each text, combining marks at
+    a text's start and a NUL in a text included; `document_terms` weighs each text's `analyze` words."""
+    assert words_each(texts) == [words(text) for text in texts]
+    fields = {"title": texts[:1], "variants": texts[1:], "keywords": keywords, "meaning": ["der und " + "".join(texts)]}
+    expected: dict[str, float] = {}
+    for name in FIELDS:
+        for text in fields[name]:
+            for word in analyze(text):
+                expected[word] = max(expected.get(word, 0.0), WEIGHTS[name])
+    assert document_terms(fields) == expected

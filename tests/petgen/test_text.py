@@ -3,11 +3,11 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from petgen.content.text import collation_key, slugify, word_count, word_runs
-from petgen.content.validate import SENTENCE_END, _split_sentences
+from petgen.content.validate import SENTENCE_END, _norms_of
 
 
 @pytest.mark.parametrize("title, slug", [
@@ -42,8 +42,11 @@ def test_word_runs_are_the_regular_expressions_words(text: str) -> None:
 
 @settings(max_examples=3000, deadline=None)
 @given(st.lists(PROSE, min_size=1, max_size=5))
-def test_sentences_of_all_texts_at_once_are_those_of_each(texts: list[str]) -> None:
-    """The sentences found in all of an entry's texts at once (NUL between them) are those `SENTENCE_END` splits
-    each text into, in order."""
+@example(["Im 18. Jahrhundert. Dann  kam ²2. Mal.\tEnde!  „Ja“ … Nein?\xa0Ä. _so_ *so*", "Ende. ", " Ä. B.C. D"])
+def test_sentence_keys_of_all_texts_at_once_are_those_of_each(texts: list[str]) -> None:
+    """The comparison keys of the sentences found in all of an entry's texts at once (NUL between them) are those
+    of the sentences `SENTENCE_END` splits each text into, in order; a text holding a NUL is left to the caller."""
+    assert _norms_of(["a", "b\x00c"]) is None
     texts = [text.replace("\x00", " ") for text in texts]
-    assert _split_sentences("\x00".join(texts)) == [s for text in texts for s in SENTENCE_END.split(text)]
+    assert _norms_of(texts) == [" ".join(sentence.casefold().split()).rstrip(".!?… ")
+                                for text in texts for sentence in SENTENCE_END.split(text)]
