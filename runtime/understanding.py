@@ -325,14 +325,15 @@ def _rank(meaning: Understanding, dist: Dist, limit: int) -> tuple[list[Hit], li
     fanout = _fanout(meaning)
     labelled: list[tuple[str, list[Source], float]] = []
     unknown = 0  # the question's words that match no entry at all
-    for kind, kind_weight in ((meaning.words, 1.0), (meaning.topics, TOPIC_WEIGHT)):
-        joined = meaning.joined if kind is meaning.words else set()
+    for kind in (meaning.words, meaning.topics):
+        searched = kind is meaning.words
+        joined = meaning.joined if searched else set()
         for n, g in enumerate(kind):
-            weight = PRAISE_WEIGHT if kind is meaning.topics and n in meaning.praise and meaning.words else kind_weight
+            weight = 1.0 if searched else PRAISE_WEIGHT if n in meaning.praise and meaning.words else TOPIC_WEIGHT
             # a topic's words come from the lexicon, spelt right: no typos looked up for them
-            sources = _sources(meaning, index, g, prefix_ok and len(g[0]) >= MIN_WORD, fanout, typos=weight == 1.0)
+            sources = _sources(meaning, index, g, prefix_ok and len(g[0]) >= MIN_WORD, fanout, typos=searched)
             if not sources:
-                if weight == 1.0:  # a topic word that matches nothing still asked for its intent
+                if searched:  # a topic word that matches nothing still asked for its intent
                     meaning.ignore(g[0])
                     unknown += 1
             elif n in joined and labelled and labelled[-1][2] == weight:  # either word: one group, the better match

@@ -213,6 +213,10 @@ class Outputs:
         """The files that list all others, once they are written: the sitemap, then the manifest with
         `_redirects` and `_headers`."""
         emit_sitemap(self.kb, writer)
+        self.emit_manifest(writer)
+
+    def emit_manifest(self, writer: DistWriter) -> None:
+        """The manifest with `_redirects` and `_headers`, once every other file is written."""
         emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies)
 
 
@@ -328,7 +332,7 @@ class Edit:
                 writer.merge(routes, written, units)
                 writer.changed += changed
                 writer.reused += reused
-            emit_manifest(outputs.kb, writer, outputs.runtime_origin, outputs.signed_proxies)
+            outputs.emit_manifest(writer)
             writer.remove_stale()
             swap_in(target.root, out_dir, keep=spare)
         except BaseException:
