@@ -438,6 +438,16 @@ def test_sweet_words_boost_without_outweighing_what_else_is_asked(dist: Dist) ->
         assert all("katze" in words(e["meaning"]) for e in first), [e["title"] for e in first]
 
 
+def test_kitsch_asks_for_romantic_sweets_not_the_romantic_classics(dist: Dist) -> None:
+    for question in ("kitschiger Kosename", "cheesy pet names", "something corny for my girlfriend"):
+        found = answer(question, dist, 5)
+        assert found.meaning.intents.get("category") == ["suesses"], found.meaning.summary()
+        assert all("suesses" in dist.items[h.doc]["categories"] for h in found.hits), [h.title for h in found.hits]
+    # left out, it leaves out both
+    left = answer("Kosenamen, die nicht kitschig sind", dist, 10)
+    assert not any({"suesses"} & set(dist.items[h.doc]["categories"]) for h in left.hits), [h.title for h in left.hits]
+
+
 def test_typical_names_of_a_region_are_its_names(dist: Dist) -> None:
     found = answer("typische bayrische Kosenamen", dist, 5)
     assert "category" not in found.meaning.summary() and len(found.hits) == 5
