@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from petgen.content.model import SUPRAREGIONAL
-from petgen.search.query import HEAD_GROWTH, MAX_HEAD, Hit, SearchIndex, Source, Weighted, prefix_share, prefix_words
+from petgen.search.query import Hit, SearchIndex, prefix_share, prefix_words
+from petgen.search.topk import HEAD_GROWTH, MAX_HEAD, Source, Weighted
 from petgen.search.stored import HEAD, Posting
 from runtime import equivalents
 from runtime.builds.dist import Dist

@@ -10,6 +10,7 @@ from rapidfuzz.distance import OSA
 from rapidfuzz.process import extract
 
 import petgen.search.query as engine
+import petgen.search.topk as topk
 from petgen.content.text import collation_key
 from petgen.search.index import QUALITY, analyze, stems, words
 from petgen.search.stored import KINDS
@@ -92,7 +93,7 @@ class Reference:
         return {doc: value / len(values) for doc, value in total.items()}
 
     def ranked(self, scores: dict[int, float], limit: int | None) -> Ranked:
-        unit, n = 10 ** engine.SCORE_DIGITS, len(self.docs)
+        unit, n = 10 ** topk.SCORE_DIGITS, len(self.docs)
         key = {doc: round(score * unit) * n + (n - 1 - self.order[doc]) for doc, score in scores.items()}
         best = sorted(scores, key=lambda doc: -key[doc])[:limit]
         return [(doc, round(min(1.0, max(0.0, scores[doc])), 3)) for doc in best]

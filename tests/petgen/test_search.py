@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import petgen.search.query as engine
+import petgen.search.topk as topk
 from petgen.contract.resources import encode
 from petgen.search import update
 from petgen.search.index import FIELDS, WEIGHTS, Document, analyze, build_index, document_terms, words, words_each
@@ -301,7 +302,7 @@ def test_a_query_looks_at_most_at_max_head_documents_of_a_long_list(monkeypatch:
         return original(self, groups, limit, head, *memo)
 
     monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
-    monkeypatch.setattr(engine, "MAX_HEAD", 128)
+    monkeypatch.setattr(topk, "MAX_HEAD", 128)
     hits, total = big.top("mond4 wort2", 10)  # needs more than the first heads to prove its top ten
     assert len(hits) == 10 and total == len(big.scored("mond4 wort2")[0])
     assert seen == [HEAD, 128]  # grown once, then stopped by the cap
@@ -319,7 +320,7 @@ def test_a_query_of_many_long_lists_looks_at_most_at_max_candidates_documents(mo
         return original(self, groups, limit, head, *memo)
 
     monkeypatch.setattr(SearchIndex, "_top_of_heads", counting)
-    monkeypatch.setattr(engine, "MAX_CANDIDATES", 1200)
+    monkeypatch.setattr(topk, "MAX_CANDIDATES", 1200)
     hits, _ = big.top("kuscheln wort5 sonne1 mond7", 10)  # four long lists (and more from the prefix sonne1 …)
     assert len(hits) == 10 and len(seen) > 1  # it had to grow, and stopped at the budget
     assert max(seen) <= 1200 and seen[-1] > seen[0]  # grown, but never beyond it
@@ -344,9 +345,9 @@ def test_groups_that_cannot_lift_a_document_into_the_top_are_only_probed(monkeyp
         hits = big.pruned_top(groups, limit)
         assert hits is not None
         assert [(h.doc, h.score) for h in hits] == [(h.doc, h.score) for h in big.ranked(docs, scores, limit)]
-    assert merged and max(merged) * engine.SMALL_GROUP <= len(big.docs)  # the groups in every document never merged
+    assert merged and max(merged) * topk.SMALL_GROUP <= len(big.docs)  # the groups in every document never merged
     rare = sum(len(posting) for sources in groups[2:] for posting, _, _ in sources)
-    monkeypatch.setattr(engine, "MAX_MERGED", rare - 1)  # fewer than the rare words' postings: the heads answer instead
+    monkeypatch.setattr(topk, "MAX_MERGED", rare - 1)  # fewer than the rare words' postings: the heads answer instead
     assert big.pruned_top(groups, 10) is None
     hits, total = big.top(query, 10)
     assert total == len(docs)
