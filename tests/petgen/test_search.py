@@ -220,10 +220,10 @@ def test_a_query_cannot_expand_beyond_its_completions() -> None:
         without, _ = index.matched(query, prefix=False)
         return [len(a) - len(b) for a, b in zip(with_prefix, without)] + [len(a) for a in with_prefix[len(without):]]
 
-    for words in (1, 4, 5, 8, 20):
-        query = " ".join(PREFIXES[:words])
+    for size in (1, 4, 5, 8, 20):
+        query = " ".join(PREFIXES[:size])
         found = expanded(query)
-        assert found == [engine.prefix_share(words)] * words, query
+        assert found == [engine.prefix_share(size)] * size, query
         assert sum(found) <= engine.QUERY_COMPLETIONS
     assert expanded(" ".join(PREFIXES[:4])) == [engine.PREFIX_FANOUT] * 4  # four words: every completion
     # 20 words: each word's six shortest completions, the same as its own first six
