@@ -75,6 +75,8 @@ def items(found: Any, dist: Dist) -> list[dict[str, Any]]:
     ("Kosename mit dem Buchstaben Ä für meine Freundin", "letter", ["a"]),
     ("frecher Kosename", "mood", ["frech"]),
     ("cheeky nickname", "mood", ["frech"]),
+    ("a rude name for my brother", "mood", ["frech"]),
+    ("derbe Spitznamen für Kumpels", "mood", ["frech"]),
     ("leidenschaftliche Kosenamen", "mood", ["leidenschaftlich"]),
     ("passionate names", "mood", ["leidenschaftlich"]),
     ("ironischer Kosename", "mood", ["humorvoll"]),
