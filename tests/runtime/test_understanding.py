@@ -450,6 +450,20 @@ def test_kitsch_asks_for_romantic_sweets_not_the_romantic_classics(dist: Dist) -
     assert not any({"suesses"} & set(dist.items[h.doc]["categories"]) for h in left.hits), [h.title for h in left.hits]
 
 
+def test_protecting_and_being_protected_are_told_apart(dist: Dist) -> None:
+    protectors = {"Held", "Ritter", "Schutzengel", "Beschützer", "Löwe"}
+    for question in ("Kosename für jemanden, den ich beschützen möchte", "name for someone I want to protect"):
+        found = [h.title for h in answer(question, dist, 5).hits]
+        assert len(found) == 5 and not protectors & set(found), found
+        assert all("beschuetzend" in dist.items[h.doc]["moods"] for h in answer(question, dist, 5).hits)
+    for question in ("Kosename für jemanden, der mich beschützt", "a name for my protector"):
+        found = [h.title for h in answer(question, dist, 3).hits]
+        assert set(found) <= protectors | {"Bär"} and "Held" in found, found
+    # "make" is not a word to search: nothing relaxed for want of names that say "make"
+    safe = answer("names that make her feel safe", dist, 5)
+    assert safe.relaxed == [] and "make" in safe.meaning.ignored, safe.meaning.summary()
+
+
 def test_typical_names_of_a_region_are_its_names(dist: Dist) -> None:
     found = answer("typische bayrische Kosenamen", dist, 5)
     assert "category" not in found.meaning.summary() and len(found.hits) == 5
