@@ -67,13 +67,14 @@ WORKPLACE = folded({"buro", "office", "work", "arbeit", "team", "chef", "chefin"
                        "abteilung", "firma", "job", "kollegium", "workplace"})
 # … nor cuddly or tender ones ("office nicknames for colleagues" does not answer Knuddel)
 AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"), ("mood", "kuschelig"), ("mood", "zaertlich"))
-# An older family member: names only children are given (for children, not for partners or friends) are left out
+# An older family member or an elderly person: names only children are given (for children, not for partners or friends) are left out
 # ("nostalgische Kosenamen für den Opa" does not answer Dreikäsehoch).
 ELDERS = folded({"oma", "omi", "opa", "opi", "grandma", "grandpa", "granny", "grandmother", "grandfather", "grossmutter",
                  "grossvater", "grosseltern", "grandparents", "mama", "mutter", "mom", "mum", "mother", "mami", "mutti",
                  "papa", "vater", "dad", "father", "papi", "vati", "eltern", "parents", "tante", "aunt", "onkel",
                  "uncle", "schwiegermutter", "schwiegervater", "schwiegermama", "schwiegerpapa", "stiefmutter",
-                 "stiefvater", "stepmom", "stepdad", "stepmother", "stepfather"})
+                 "stiefvater", "stepmom", "stepdad", "stepmother", "stepfather", "senioren", "seniorin", "senior",
+                 "seniors", "elderly", "rentner", "rentnerin", "pensioner", "pensioners"})
 FOR_CHILDREN = ("childish", "kind")  # an exclusion: the names for children only (`left_out`) …
 YOUNG = ("klein", "jung", "madl", "deern", "baby", "bub")  # … and the names whose title says young or little
 NOT_WEIGHT = 0.1  # what leaving something out counts in the score: it filters, it hardly ranks

@@ -492,8 +492,9 @@ def test_a_persons_name_after_whom_it_is_for_is_not_searched(dist: Dist) -> None
     assert answer("Kosename für meinen Freund Bär", dist, 5).hits[0].title == "Bär"  # a title is a name asked for
 
 
-def test_older_family_members_get_no_names_for_children_only(dist: Dist) -> None:
-    for question in ("nostalgische Kosenamen für den Opa", "Kosenamen für Oma", "names for my dad"):
+def test_older_family_members_and_the_elderly_get_no_names_for_children_only(dist: Dist) -> None:
+    for question in ("nostalgische Kosenamen für den Opa", "Kosenamen für Oma", "names for my dad", "Kosenamen für Senioren",
+                     "pet names for elderly people"):
         found = answer(question, dist, 10)
         relations = [set(dist.items[h.doc]["relationship"]) for h in found.hits]
         assert found.hits and all(r & {"partner", "freunde"} or "kind" not in r for r in relations), question
