@@ -42,6 +42,7 @@ Source = tuple[Posting, float, float]  # a posting list with its match quality a
 Weighted = tuple[list[Source], float, bool]  # a group's lists, its share of the score, whether it leads (see proven_top)
 Scorer = Callable[[np.ndarray, list[np.ndarray]], tuple[np.ndarray, np.ndarray | None]]  # candidates, values -> scores, kept
 
+
 class TopK:
     """The top-k methods of a search index; the index provides what they read (see the module's docstring)."""
 
