@@ -77,11 +77,11 @@ end
 # letters (typo candidates), every umlaut (folding and expansion). At most 200 characters, as /api/search.
 ADVERSARIAL = [
     "ab", "hi", "ku", "ma", "xy", "ei au oh", "ab cd ef gh ij kl",
-    "kuscheln kosename maus bär herz schatz sonne mond stern blume engel zucker honig liebling spatz hase "
-    "katze bienchen knuddel prinzessin",
+    ("kuscheln kosename maus bär herz schatz sonne mond stern blume engel zucker honig liebling spatz hase "
+     "katze bienchen knuddel prinzessin"),
     "a b c d e f g h i j k l m n o p q r s t",
-    "was wie wer wo warum wann welche welcher kosename name für meine meinen freund freundin frau mann kind "
-    "baby oma opa",
+    ("was wie wer wo warum wann welche welcher kosename name für meine meinen freund freundin frau mann kind "
+     "baby oma opa"),
     "aaaaaaaaaa", "eeeeeeeeeeeeeeeeeeee", "zzzzzzzz", "mmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmmm", "sssss ttttt",
     "äöüß ÄÖÜ", "üüüüüü", "ßßßß äää", "äöü äöü äöü äöü äöü", "Ää Öö Üü ß",
 ]
@@ -93,7 +93,7 @@ ADVERSARIAL = [
 
 def percentile(samples: list[float], p: float) -> float:
     ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def latencies(fn: Callable[[str], object], queries: list[str], reps: int) -> list[float]:
@@ -224,7 +224,7 @@ def http(label: str, dist_root: Path, dist: Dist, root: Path,
                 for name, requests in paths.items():
                     check(base, requests[0])
                     rps, cpu = wrk(base, requests, root / "requests.lua", args.duration, args.connections,
-                                   lambda: group_cpu(proc))
+                                   lambda proc=proc: group_cpu(proc))
                     results.setdefault(name, []).append(rps)
                     per_cpu.setdefault(name, []).append(cpu)
             finally:
@@ -286,7 +286,7 @@ def run(args: argparse.Namespace) -> None:
             print(f"loaded {label}: {size} entries, search index {index_bytes(dist_root) / 1e6:.1f} MB", flush=True)
             gc.collect()
             gc.freeze()  # as the runtime does after loading (runtime.app.Runtime)
-            search = lambda q, d=dist: search_results(q, 10, d)  # noqa: E731
+            search = lambda q, d=dist: search_results(q, 10, d)
             for system, fn in (("search", search), ("ask", lambda q, d=dist: answer(q, d, 10).hits)):
                 samples = latencies(fn, queries, args.reps)
                 latency_rows.append((size, system, len(samples), statistics.median(samples),

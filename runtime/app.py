@@ -47,8 +47,7 @@ from runtime.http.routing import any_method
 from runtime.http.security import SecurityHeadersMiddleware
 from runtime.mcp.lazy import LazyMcp
 from runtime.mcp.transport import McpErrorEnvelope
-from runtime.names import (BadRequest, canonical_page, list_page, parse_list_query, unknown_category,
-                           unknown_or_redirect)
+from runtime.names import BadRequest, canonical_page, list_page, parse_list_query, unknown_category, unknown_or_redirect
 from runtime.search import parse_search_query, search_results
 from runtime.settings import Settings
 from runtime.static import StaticRoutes, dynamic_file, send_file

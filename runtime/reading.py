@@ -15,9 +15,10 @@ and reported; a word that only occurs in meanings is ignored when the question s
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass, field, replace
 from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rapidfuzz.distance import OSA
@@ -28,6 +29,7 @@ from petgen.content.model import EVERY_REGION
 from petgen.content.text import initial
 from petgen.contract.limits import QUERY_WORDS
 from petgen.search.index import analyze, stems, words
+
 
 def folded(vocabulary: set[str]) -> frozenset[str]:
     """Words as a question's tokens are folded (petgen/search/index.py `words`: "colleague" → "colleagu")."""
@@ -250,7 +252,7 @@ def _people(question: str, lexicon: Lexicon, titles: frozenset[str]) -> set[str]
     title and no lexicon word: a person's name (folded)."""
     raw = RAW_WORD.findall(question)
     found: set[str] = set()
-    for before, word in zip(raw, raw[1:]):
+    for before, word in itertools.pairwise(raw):
         if not word[:1].isupper() or not word[1:].islower():
             continue
         folded, previous = " ".join(words(word)), " ".join(words(before))

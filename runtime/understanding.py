@@ -21,8 +21,8 @@ import numpy as np
 
 from petgen.content.model import SUPRAREGIONAL
 from petgen.search.query import Hit, SearchIndex, prefix_share, prefix_words
-from petgen.search.topk import HEAD_GROWTH, MAX_HEAD, Source, Weighted
 from petgen.search.stored import HEAD, Posting
+from petgen.search.topk import HEAD_GROWTH, MAX_HEAD, Source, Weighted
 from runtime import equivalents
 from runtime.builds.dist import Dist
 from runtime.reading import (ASKS_FOR_NAMES, CLASSICS, MIN_WORD, NAME_WORDS, RECIPIENT_CUES, Understanding, compares, folded,

@@ -73,14 +73,15 @@ def test_a_metrics_port_in_use_is_a_clear_error(site: Path, tmp_path: Path) -> N
         result = subprocess.run([sys.executable, "-m", "petgen", "serve", "--dist", str(site), "--content",
                                  str(tmp_path / "none"), "--base-url", "http://127.0.0.1", "--port", str(free_port()),
                                  "--metrics-port", str(port), "--state-dir", str(tmp_path)],
-                                cwd=REPO, capture_output=True, text=True, timeout=60)
+                                cwd=REPO, capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 1 and f"cannot listen for metrics on 127.0.0.1:{port}" in result.stderr
     assert "Traceback" not in result.stderr
 
 
 def test_dev_refuses_workers(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, "-m", "petgen", "dev", "--workers", "2"], cwd=tmp_path,
-                            capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)})
+                            capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)},
+                            check=False)
     assert result.returncode == 2 and "petgen dev runs one process" in result.stderr
 
 

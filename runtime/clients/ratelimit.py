@@ -241,7 +241,7 @@ class RateLimitMiddleware:
         """The rate-limit headers of a CORS preflight: the client's budget, which a preflight does not use."""
         if self.limit <= 0:
             return []
-        allowed, headers = await self.evaluate(scope, take=False)
+        _, headers = await self.evaluate(scope, take=False)
         return headers
 
     def client_key(self, scope: dict[str, Any]) -> str:

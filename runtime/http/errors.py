@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import orjson
 from starlette.responses import Response
@@ -20,7 +20,7 @@ JSON = "application/json; charset=utf-8"
 class _Context:
     """What every error body names: the loaded site's license and base URL (defaults until a dist loads)."""
 
-    license: dict[str, str] = {"license": "CC BY 4.0", "licenseUrl": "https://creativecommons.org/licenses/by/4.0/"}
+    license: ClassVar[dict[str, str]] = {"license": "CC BY 4.0", "licenseUrl": "https://creativecommons.org/licenses/by/4.0/"}
     base_url: str = ""
 
 

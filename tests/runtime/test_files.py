@@ -297,7 +297,7 @@ def test_summaries_select_what_filter_summaries_selects(big_dist: Path) -> None:
     assert list(dist.items) == items and len(dist.items) == len(items)
     assert dist.items[0] == items[0] and dist.items[-1] == items[-1] and dist.items[3:7] == items[3:7]
     with pytest.raises(IndexError):
-        dist.items[len(items)]  # noqa: B018
+        dist.items[len(items)]
     vocabulary = {"category": dist.categories, "mood": dist.moods, **dist.facets}
     singles = [{name: value} for name, values in vocabulary.items() for value in values]
     pairs = [{**a, **b} for a in singles[::3] for b in singles[1::4] if list(a) != list(b)]

@@ -107,7 +107,7 @@ def test_no_more_than_the_limit_in_any_rolling_window() -> None:
         now[0] = step * 0.1
         if counter.hit("a").allowed:
             allowed.append(now[0])
-    for start in range(0, 240):
+    for start in range(240):
         in_window = sum(1 for t in allowed if start <= t < start + 60)
         assert in_window <= 61, (start, in_window)
     assert len(allowed) >= 290  # and the sustained rate is the budget: ≈ 60 per minute

@@ -42,7 +42,7 @@ def test_api_conforms_to_its_document(tmp_path: Path, caplog: pytest.LogCaptureF
             [*schemathesis_command(), "run", f"{base}/openapi.json", "--checks", "all", "--mode", "all",
              "--max-examples", EXAMPLES, "--seed", SEED, "--header", f"Authorization: Bearer {token}",
              "--workers", "1", "--no-color"],
-            capture_output=True, text=True, timeout=600, cwd=tmp_path,
+            capture_output=True, text=True, timeout=600, cwd=tmp_path, check=False,
         )
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-2000:]
     assert "No issues found" in result.stdout

@@ -10,7 +10,6 @@ from collections import Counter
 from typing import Any
 
 import orjson
-
 import pytest
 from jsonschema import Draft202012Validator
 from starlette.testclient import TestClient
@@ -132,7 +131,7 @@ def test_lexicon_mistakes_fixed(dist: Dist) -> None:
     assert read("gute Spitznamen für Kumpels", dist)["words"] == []
     assert read("beautiful names for my wife", dist)["words"] == []
     assert read("gute Freundin", dist)["relationship"] == ["freunde"]  # not filler, not a girlfriend
-    assert [h.title for h in answer("Baby", dist, 5).hits][0] == "Baby"  # the entry, not a children filter
+    assert answer("Baby", dist, 5).hits[0].title == "Baby"  # the entry, not a children filter
     assert "kind" in dist.items[answer("Kosename für ein Baby", dist, 5).hits[0].doc]["relationship"]
 
 
@@ -173,8 +172,8 @@ def test_the_length_of_a_name_filters(dist: Dist, question: str, length: str) ->
     allowed = {"kurz": {"kurz", "einsilbig"}}.get(length, {length})
     if "length" not in found.relaxed:
         assert all(length_class(h.title) in allowed for h in found.hits), (question, [h.title for h in found.hits])
-    assert not {"kurz", "kurze", "short", "lang", "lange", "long", "einsilbige", "syllable"} & set(
-        w for g in found.meaning.words for w in g)
+    assert not {"kurz", "kurze", "short", "lang", "lange", "long", "einsilbige", "syllable"} & {
+        w for g in found.meaning.words for w in g}
 
 
 def test_length_words_that_do_not_describe_names(dist: Dist) -> None:
@@ -900,7 +899,7 @@ def test_ranking_from_heads_equals_scoring_everything(question: str, mode: str, 
     `everything` scoring the entries that pass every filter first; `no-shortcut` sends questions of intents
     alone through the first two as well (at this size their filters are short enough to be scored whole)."""
     bounded, everything, reference = Ranking.bounded, Ranking.everything, scoring_everything(monkeypatch)
-    same = lambda a, b: ([(h.doc, h.score) for h in a[0]], a[1]) == ([(h.doc, h.score) for h in b[0]], b[1])  # noqa: E731
+    same = lambda a, b: ([(h.doc, h.score) for h in a[0]], a[1]) == ([(h.doc, h.score) for h in b[0]], b[1])
     checked: list[str] = []
 
     def compare(self: Ranking, limit: int) -> Any:
