@@ -373,10 +373,12 @@ def _words_of(label: str, meaning: Understanding) -> list[str]:
 def _not_about_names(meaning: Understanding, unknown: int, known: float) -> bool:
     """Mostly words no entry has ("wie alt ist Angela Merkel"); as many beside a place alone ("Wetter morgen in
     Berlin", "weather in Vienna"); or two or more beside a mood or category alone ("Mein Auto macht komische
-    Geräusche"), with no word asking for names: not a question about pet names."""
+    Geräusche"), with no word asking for names: not a question about pet names. A question that asks for names
+    ("Welche Kosenamen benutzen Jugendliche heute?") is about them whenever one of its words is known."""
+    asks = bool(NAME_WORDS & set(meaning.tokens) or ASKS_FOR_NAMES & set(meaning.tokens))
     if not meaning.intents:
-        return unknown > known
-    if NAME_WORDS & set(meaning.tokens) or ASKS_FOR_NAMES & set(meaning.tokens):
+        return not known if asks else unknown > known
+    if asks:
         return False
     kinds = set(meaning.intents)
     if not known and not RECIPIENT_CUES.intersection(meaning.tokens):

@@ -75,6 +75,7 @@ def items(found: Any, dist: Dist) -> list[dict[str, Any]]:
     ("frecher Kosename", "mood", ["frech"]),
     ("cheeky nickname", "mood", ["frech"]),
     ("a rude name for my brother", "mood", ["frech"]),
+    ("Spitzname für meinen Bruder, der nervt", "mood", ["frech"]),
     ("derbe Spitznamen für Kumpels", "mood", ["frech"]),
     ("leidenschaftliche Kosenamen", "mood", ["leidenschaftlich"]),
     ("passionate names", "mood", ["leidenschaftlich"]),
@@ -463,6 +464,13 @@ def test_protecting_and_being_protected_are_told_apart(dist: Dist) -> None:
     # "make" is not a word to search: nothing relaxed for want of names that say "make"
     safe = answer("names that make her feel safe", dist, 5)
     assert safe.relaxed == [] and "make" in safe.meaning.ignored, safe.meaning.summary()
+
+
+def test_a_question_asking_for_names_is_answered_from_the_words_it_knows(dist: Dist) -> None:
+    # two words no entry has ("benutzen", "heute") beside one known ("Jugendliche"): still a question about names
+    found = answer("Welche Kosenamen benutzen Jugendliche heute?", dist, 5)
+    assert len(found.hits) == 5 and "heute" in found.meaning.ignored, found.meaning.summary()
+    assert answer("welche Kosenamen mag Angela Merkel", dist, 5).hits == []  # nothing known: nothing answered
 
 
 def test_typical_names_of_a_region_are_its_names(dist: Dist) -> None:
