@@ -49,7 +49,13 @@ OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "dif
 UNUSUAL = folded({"ausgefallen", "ausgefallene", "ausgefallenen", "ausgefallener", "ungewohnlich", "ungewohnliche",
                      "ungewohnlichen", "originell", "originelle", "originellen", "selten", "seltene", "seltenen",
                      "unusual", "unique", "uncommon", "original", "rare", "creative", "kreativ", "kreative", "kreativen",
-                     "besondere", "besonderen", "extravagant", "extravagante", "exotisch", "exotische", "exotic"})
+                     "besondere", "besonderen", "extravagant", "extravagante", "exotisch", "exotische", "exotic",
+                     "unbekannt", "unbekannte", "unbekannten", "obscure", "unpopular"})
+# … and phrases saying the same ("least common pet names", "Kosenamen, die keiner kennt")
+UNUSUAL_PHRASES = tuple(phrase.split() for phrase in folded({
+    "least common", "less common", "least popular", "less popular", "lesser known", "little known", "least known",
+    "keiner kennt", "kennt keiner", "niemand kennt", "kennt niemand", "kaum bekannt", "kaum bekannte",
+    "wenig bekannt", "wenig bekannte", "wenig bekannten", "nicht so bekannt", "nicht so bekannte"}))
 # Words that only stress what follows: a lexicon phrase matches across them ("der mich immer beschützt").
 INSERTS = frozenset({"immer", "oft", "sehr", "so", "ganz", "total", "echt", "wirklich", "besonders", "einfach", "mega",
                      "richtig", "standig", "extrem", "always", "really", "very", "too", "often", "totally",
@@ -263,6 +269,19 @@ def _people(question: str, lexicon: Lexicon, titles: frozenset[str]) -> set[str]
     return found
 
 
+def _without_phrases(tokens: list[str], phrases: tuple[list[str], ...]) -> tuple[list[str], bool]:
+    """The tokens without every occurrence of the phrases (lists of tokens), and whether there was one."""
+    found = False
+    for phrase in phrases:
+        n, i = len(phrase), 0
+        while i + n <= len(tokens):
+            if tokens[i:i + n] == phrase:
+                tokens, found = tokens[:i] + tokens[i + n:], True
+            else:
+                i += 1
+    return tokens, found
+
+
 def names_word(token: str) -> bool:
     """A word for names: "Kosenamen", "names", or a compound of one ("Tiernamen", "Koseworte", "Spitznamen")."""
     return token in NAME_WORDS or len(token) > 6 and token.endswith(("namen", "name", "names", "wort", "worte", "worter"))
@@ -405,7 +424,8 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
         for name in people:
             result.ignore(name)
         tokens = [t for t in tokens if t not in people]
-    if UNUSUAL.intersection(tokens):
+    tokens, unusual = _without_phrases(tokens, UNUSUAL_PHRASES)
+    if unusual or UNUSUAL.intersection(tokens):
         result.excluded.append(("category", CLASSICS))
         tokens = [t for t in tokens if t not in UNUSUAL]
     quality = [i for i in range(len(tokens) - 1) if tokens[i] in QUALITY | SWEET and names_word(tokens[i + 1])]

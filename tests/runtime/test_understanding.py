@@ -377,7 +377,8 @@ def test_a_yes_or_no_question_about_a_name_answers_it_first(dist: Dist, question
 
 
 def test_unusual_names_leave_out_the_classics(dist: Dist) -> None:
-    for question in ("ausgefallene Kosenamen für meinen Partner", "unusual pet names for my girlfriend"):
+    for question in ("ausgefallene Kosenamen für meinen Partner", "unusual pet names for my girlfriend",
+                     "least common pet names", "Kosenamen, die keiner kennt", "wenig bekannte Kosenamen für Kinder"):
         found = answer(question, dist, 10)
         assert found.meaning.summary()["not"] == ["klassiker"] and len(found.hits) == 10, question
         assert not any("klassiker" in dist.items[h.doc]["categories"] for h in found.hits), question
