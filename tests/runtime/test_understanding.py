@@ -103,6 +103,7 @@ def test_intents_german_and_english(dist: Dist, question: str, facet: str, value
 
 @pytest.mark.parametrize("question, word", [
     ("nickname for someone who is always late", "trodler"),
+    ("Kosename für jemanden, der schüchtern ist", "veilchen"), ("freckles", "marienkafer"),
     ("Spitzname für einen Freund, der immer zu spät kommt", "trodler"),
     ("pet names for my dog", "hund"), ("Kosename für meinen Hund", "haustier"), ("sun and moon", "mond"),
     ("Kosename für jemanden, der gern schläft", "schlafmutze"),
