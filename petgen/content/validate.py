@@ -419,9 +419,20 @@ def sentence_hashes(entry: Entry) -> bytes:
 
 
 # Where `SENTENCE_END` splits, found with the mark before it: a mark (not the full stop of an ordinal), spaces, a
-# capital. Tried at the marks only (the look-behind of `SENTENCE_END` is tried at every character); the
-# comparison keys drop a sentence's final marks anyway.
+# capital. Tried at the marks only (the look-behind of `SENTENCE_END` is tried at every character), one mark at a
+# time (an expression that starts with one character finds its candidates a few times faster than one that starts
+# with a class of four; no two ends overlap, and none reaches into another's context, so the order does not
+# matter); the comparison keys drop a sentence's final marks anyway.
 _MARK_AND_SENTENCE_END = re.compile(r"[.!?…](?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")
+_SENTENCE_ENDS = tuple((mark, re.compile(re.escape(mark) + r"(?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")) for mark in ".!?…")
+
+
+def _cut_sentences(text: str) -> str:
+    """`_MARK_AND_SENTENCE_END.sub("\\x00", text)`: each sentence end (its mark and spaces) as a NUL."""
+    for mark, end in _SENTENCE_ENDS:
+        if mark in text:
+            text = end.sub("\x00", text)
+    return text
 
 
 def _sentence_norms(entry: Entry) -> list[str]:
@@ -440,7 +451,7 @@ def _norms_of(texts: list[str]) -> list[str] | None:
     joined = "\x00".join(texts)
     if joined.count("\x00") != len(texts) - 1:
         return None
-    folded = _MARK_AND_SENTENCE_END.sub("\x00", joined).casefold()
+    folded = _cut_sentences(joined).casefold()
     if "  " in folded or not all(map(str.isprintable, texts)):  # the only space that is printable is " "
         folded = " ".join(folded.split())
     return [text.strip(" ").rstrip(".!?… ") for text in folded.split("\x00")]
