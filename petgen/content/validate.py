@@ -32,6 +32,7 @@ from petgen.content.model import (
     Mood,
     did_you_mean,
 )
+from petgen.content.phrasewords import BREAK, TITLE_MARK, WORD_HASHES, joined_prose, names, word_ids
 from petgen.content.problems import Problem, Problems
 from petgen.content.text import slugify, word_count, word_runs
 from petgen.search.index import fold_word, words
@@ -51,8 +52,6 @@ PHRASE_WORDS = 5
 MAX_PHRASE_ENTRIES = 12
 SIGN_BATCH = 128  # entries whose phrases are hashed together: the array operations paid once, the arrays small
 SINGULAR = {"categories": "category", "moods": "mood"}
-TITLE_MARK = "\x00"  # stands for the entry's own name in a phrase
-_PHRASE_WORD = re.compile(r"\w+")
 
 # IPA letters and diacritics used for German and common loanwords (no slashes or brackets).
 IPA_CHARS = frozenset(
@@ -420,9 +419,20 @@ def sentence_hashes(entry: Entry) -> bytes:
 
 
 # Where `SENTENCE_END` splits, found with the mark before it: a mark (not the full stop of an ordinal), spaces, a
-# capital. Tried at the marks only (the look-behind of `SENTENCE_END` is tried at every character); the
-# comparison keys drop a sentence's final marks anyway.
+# capital. Tried at the marks only (the look-behind of `SENTENCE_END` is tried at every character), one mark at a
+# time (an expression that starts with one character finds its candidates a few times faster than one that starts
+# with a class of four; no two ends overlap, and none reaches into another's context, so the order does not
+# matter); the comparison keys drop a sentence's final marks anyway.
 _MARK_AND_SENTENCE_END = re.compile(r"[.!?…](?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")
+_SENTENCE_ENDS = tuple((mark, re.compile(re.escape(mark) + r"(?<!\d\.)\s+(?=[A-ZÄÖÜ„\"»*_])")) for mark in ".!?…")
+
+
+def _cut_sentences(text: str) -> str:
+    """`_MARK_AND_SENTENCE_END.sub("\\x00", text)`: each sentence end (its mark and spaces) as a NUL."""
+    for mark, end in _SENTENCE_ENDS:
+        if mark in text:
+            text = end.sub("\x00", text)
+    return text
 
 
 def _sentence_norms(entry: Entry) -> list[str]:
@@ -441,7 +451,7 @@ def _norms_of(texts: list[str]) -> list[str] | None:
     joined = "\x00".join(texts)
     if joined.count("\x00") != len(texts) - 1:
         return None
-    folded = _MARK_AND_SENTENCE_END.sub("\x00", joined).casefold()
+    folded = _cut_sentences(joined).casefold()
     if "  " in folded or not all(map(str.isprintable, texts)):  # the only space that is printable is " "
         folded = " ".join(folded.split())
     return [text.strip(" ").rstrip(".!?… ") for text in folded.split("\x00")]
@@ -499,24 +509,14 @@ def _all_hashes(entries: list[Entry], of: Callable[[Entry], bytes], dtype: str |
     return hashes, np.repeat(np.arange(len(entries), dtype=np.int64), lengths)
 
 
-_BREAK = "\x01"  # between two texts in a list of phrase words: no phrase spans it
-_SPACED_BREAK = f" {_BREAK} "
-
-
 def _flat_phrase_words(entry: Entry) -> list[str]:
     """The folded words of the entry's prose texts (meaning, origin, usage, examples, FAQ), one after another
-    with `_BREAK` between two texts, the entry's own name and variants replaced by one placeholder, so formulas
-    repeated around different names compare equal."""
-    texts = [entry.meaning, entry.origin, entry.usage, *entry.examples]
-    for item in entry.faq:
-        texts += (item["question"], item["answer"])
-    joined = _SPACED_BREAK.join(texts)  # `_BREAK` between spaces: a token of its own, as between two words
-    if joined.count(_BREAK) != len(texts) - 1:  # the character itself in a text: a separator like a space
-        joined = _SPACED_BREAK.join(text.replace(_BREAK, " ") for text in texts)
-    found = word_runs(joined.casefold(), _BREAK)  # casefolding is per character: the same as per text
-    names = sorted((_PHRASE_WORD.findall(name.casefold()) for name in [entry.title, *entry.variants]), key=len,
-                   reverse=True)
-    firsts = {name[0] for name in names if name}
+    with BREAK between two texts, the entry's own name and variants replaced by one placeholder, so formulas
+    repeated around different names compare equal: `phrasewords.word_ids` word by word, as strings (for the text of
+    a phrase the check reports)."""
+    found = word_runs(joined_prose(entry).casefold(), BREAK)  # casefolding is per character: the same as per text
+    named = names(entry)
+    firsts = {name[0] for name in named if name}
     if firsts.isdisjoint(found):
         return found
     starts: list[int] = []  # where a name may start: list.index finds each first word without a Python loop
@@ -531,7 +531,7 @@ def _flat_phrase_words(entry: Entry) -> list[str]:
     for j in sorted(starts):
         if j < i:
             continue
-        for name in names:
+        for name in named:
             if name and found[j:j + len(name)] == name:
                 out += found[i:j]
                 out.append(TITLE_MARK)
@@ -543,38 +543,33 @@ def _flat_phrase_words(entry: Entry) -> list[str]:
 
 # A phrase's hash mixes stable 64-bit hashes of its words (each word hashed once per process), so that every
 # five-word window of a text is hashed in a few array operations instead of one BLAKE2b call per window.
-class _WordHashes(dict[str, int]):
-    """Word -> its stable 64-bit hash, made on the first lookup of the word (so that every lookup is in C)."""
-
-    def __missing__(self, word: str) -> int:
-        value = self[word] = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
-        return value
-
-
-_WORD_HASHES = _WordHashes({_BREAK: 0})  # 0 marks a break (no word's BLAKE2b is 0 but by a 2**-64 chance)
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
                  0xFF51AFD7ED558CCD][:PHRASE_WORDS], dtype=np.uint64)
 
 
 def _word_hashes(words: list[str]) -> np.ndarray:
-    known = _WORD_HASHES
+    known = WORD_HASHES
     if len(words) < 2:  # `itemgetter` of one key returns the value, not a tuple
         return np.fromiter(map(known.__getitem__, words), dtype=np.uint64, count=len(words))
     return np.fromiter(itemgetter(*words)(known), dtype=np.uint64, count=len(words))  # every lookup in C
 
 
 def _window_hashes(words: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The stable 63-bit hash of every run of PHRASE_WORDS words in `words` that spans no `_BREAK`, and where
-    each run starts: one pass over all the words of many texts."""
-    count = len(words) - PHRASE_WORDS + 1
+    """`_id_window_hashes` of words given as strings."""
+    return _id_window_hashes(_word_hashes(words))
+
+
+def _id_window_hashes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The stable 63-bit hash of every run of PHRASE_WORDS words (`ids`: their hashes) that spans no BREAK (0),
+    and where each run starts: one pass over all the words of many texts."""
+    count = len(ids) - PHRASE_WORDS + 1
     if count <= 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    ids = _word_hashes(words)
     mixed = np.zeros(count, dtype=np.uint64)
     for k in range(PHRASE_WORDS):
         mixed = (mixed ^ ids[k:k + count]) * _MIX[k]
     mixed ^= mixed >> np.uint64(31)
-    breaks = np.zeros(len(words) + 1, dtype=np.int64)
+    breaks = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(ids == 0, out=breaks[1:])
     starts = np.flatnonzero(breaks[PHRASE_WORDS:] == breaks[:count])  # no break from the start to the end
     return (mixed[starts] >> np.uint64(1)).astype(np.int64), starts
@@ -584,14 +579,9 @@ def _phrase_hashes(entries: list[Entry]) -> list[bytes]:
     """Each entry's distinct phrases of PHRASE_WORDS words, hashed: sorted 64-bit integers, packed (a tenth
     of the memory of a tuple of ints, in the parse workers, the cache and the build); computed for all the
     entries at once, so that the array operations are paid once per batch, not once per entry."""
-    words: list[str] = []
-    bounds = [0]
-    for entry in entries:
-        words += _flat_phrase_words(entry)
-        words.append(_BREAK)
-        bounds.append(len(words))
-    hashes, starts = _window_hashes(words)
-    owners = np.searchsorted(np.array(bounds), starts, side="right") - 1
+    ids, bounds = word_ids(entries)
+    hashes, starts = _id_window_hashes(ids)
+    owners = np.searchsorted(bounds, starts, side="right") - 1
     order = np.lexsort((hashes, owners))
     hashes, owners = hashes[order], owners[order]
     keep = np.ones(len(hashes), dtype=bool)

@@ -7,7 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from petgen.content.text import collation_key, slugify, word_count, word_runs
-from petgen.content.validate import SENTENCE_END, _norms_of
+from petgen.content.validate import _MARK_AND_SENTENCE_END, SENTENCE_END, _cut_sentences, _norms_of
 
 
 @pytest.mark.parametrize("title, slug", [
@@ -48,5 +48,6 @@ def test_sentence_keys_of_all_texts_at_once_are_those_of_each(texts: list[str]) 
     of the sentences `SENTENCE_END` splits each text into, in order; a text holding a NUL is left to the caller."""
     assert _norms_of(["a", "b\x00c"]) is None
     texts = [text.replace("\x00", " ") for text in texts]
+    assert [_cut_sentences(text) for text in texts] == [_MARK_AND_SENTENCE_END.sub("\x00", text) for text in texts]
     assert _norms_of(texts) == [" ".join(sentence.casefold().split()).rstrip(".!?… ")
                                 for text in texts for sentence in SENTENCE_END.split(text)]
