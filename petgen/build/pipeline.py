@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-import pickle
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -13,7 +12,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from petgen import __version__
 from petgen.build.dist import DistWriter, Routes, Unit, manifest_stamp, new_build_dir, retire, swap_in, sweep
@@ -146,23 +145,24 @@ class Begun:
     writer: DistWriter
     search: Future[WriterResult] | None
     entries: list[Future[EntriesResult]] | None
-    api: Future[WriterResult | None] | None = None
+    api: Future[WriterResult] | None = None
 
     @classmethod
     def start(cls, outputs: Outputs, out_dir: Path, pages: PageRenderer, pool: Executor | None,
               workers: int = 1) -> Begun:
-        """Each worker of `pool` (`workers` of them) is handed a chunk of entries at once, then the search index
-        (its documents take a tenth of a second to make and pickle: no worker waits for them) and the JSON API,
-        then the rest."""
+        """All workers of `pool` (`workers` of them) but one are handed a chunk of entries at once, the last the
+        search index (the longest single task of the emit stage: started first, it does not finish last, while its
+        documents take a tenth of a second to make and pickle, which the others spend on their chunks), then the
+        JSON API (`api_in`) and the rest of the entries go to whichever is free."""
         tmp = new_build_dir(out_dir)
         begun = cls(outputs, pages, tmp, DistWriter(tmp, context=pages.context_key), None, None)
         try:
             if pool is not None:
                 kb, context = outputs.kb, entries_context(outputs.kb, begun.writer, pages)
-                begun.entries = submit_entries(pool, context, kb.packed[:workers])
+                begun.entries = submit_entries(pool, context, kb.packed[:workers - 1])
                 begun.search = outputs.search_in(pool, begun.writer)
                 begun.api = outputs.api_in(pool, begun.writer)
-                begun.entries += submit_entries(pool, context, kb.packed[workers:])
+                begun.entries += submit_entries(pool, context, kb.packed[workers - 1:])
         except BaseException:
             begun.abandon()
             raise
@@ -211,18 +211,19 @@ class Outputs:
             return None
         return pool.submit(_emit_search_task, writer.root, writer.context, documents(self.kb), self.search_state)
 
-    def api_in(self, pool: Executor | None, writer: DistWriter) -> Future[WriterResult | None] | None:
+    def api_in(self, pool: Executor | None, writer: DistWriter) -> Future[WriterResult] | None:
         """Have a worker of `pool` write the JSON API (`emit_api`), handed the knowledge base without its entries
-        and the chunks of entries as pickled (`KnowledgeBase.packed`: bytes, which cost this process nothing to
-        pickle); None without a pool. The API is a second of CPU at 10,000 entries, which would otherwise be this
-        process's: with the checks across entries, the site and the discovery documents it has the longest share
-        of a full build, while the workers' share (the entries, the search index) leaves room for it."""
+        and of each entry the fields the API reads (`ApiEntry`, a tenth of what the entry pickles to); None without
+        a pool. The API is a second of CPU at 10,000 entries, which would otherwise be this process's: with the
+        checks across entries, the site and the discovery documents it had the longest share of a full build,
+        while the workers' share (the entries, the search index) left room for it."""
         if pool is None:
             return None
         kb = self.kb
-        bare = replace(kb, entries=[], packed=[], warnings=[])
-        return pool.submit(_emit_api_task, writer.root, writer.context, bare, [kb.keys[e.slug] for e in kb.entries],
-                           [tuple(chunk) for chunk in kb.packed])
+        fields = ApiEntry.fields(kb)
+        rows = [tuple([getattr(entry, name) for name in fields]) for entry in kb.entries]
+        return pool.submit(_emit_api_task, writer.root, writer.context, replace(kb, entries=[], packed=[], warnings=[]),
+                           fields, rows)
 
     def emit_index_files(self, writer: DistWriter) -> None:
         """The files that list all others, once they are written: the sitemap, then the manifest with
@@ -243,33 +244,26 @@ def _emit_search_task(root: Path, context: str, docs: list[Document],
     return writer.routes, writer.written, writer.units
 
 
-def _emit_api_task(root: Path, context: str, kb: KnowledgeBase, order: list[str],
-                   packed: list[tuple[str, bytes, frozenset[str]]]) -> WriterResult | None:
-    """`emit_api` in a worker, into the build's tree, of `kb` with its entries (of the keys `order`, in that order)
-    taken out of `packed`, each with the fields the API reads only (`ApiEntry`: the chunks are unpickled one at a
-    time, and the rest of each entry dropped). None if a chunk cannot be unpickled (damaged in the cache since
-    the build opened it): the build writes the API itself."""
-    fields = tuple(dict.fromkeys([*API_FIELDS, *kb.facets.values]))
-    found: dict[str, ApiEntry] = {}
-    for _, blob, keys in packed:
-        try:
-            records = pickle.loads(blob)
-        except Exception:  # noqa: BLE001 - see above
-            return None
-        for key, entry, _ in records:
-            if key in keys and entry is not None:
-                found[key] = ApiEntry(entry, fields)
+def _emit_api_task(root: Path, context: str, kb: KnowledgeBase, fields: tuple[str, ...],
+                   rows: list[tuple]) -> WriterResult:
+    """`emit_api` in a worker, into the build's tree, of `kb` with the entries whose `fields` are `rows` (in list
+    order); the routes, files and units go back to the build."""
     writer = DistWriter(root, context=context)
-    emit_api(replace(kb, entries=cast(list[Entry], [found[key] for key in order])), writer)
+    emit_api(replace(kb, entries=cast(list[Entry], [ApiEntry(dict(zip(fields, row))) for row in rows])), writer)
     return writer.routes, writer.written, writer.units
 
 
 class ApiEntry:
-    """An entry's fields that `emit_api` reads (`API_FIELDS` and the facets): reading another raises AttributeError
-    (unlike an `Entry` without it, which a dataclass default would stand in for)."""
+    """An entry's fields that `emit_api` reads (`fields`): reading another raises AttributeError (unlike an `Entry`
+    without it, which a dataclass default would stand in for)."""
 
-    def __init__(self, entry: Entry, fields: tuple[str, ...]) -> None:
-        self.__dict__.update({name: getattr(entry, name) for name in fields})
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+    @staticmethod
+    def fields(kb: KnowledgeBase) -> tuple[str, ...]:
+        """`API_FIELDS` and the facets of `kb` (which `KnowledgeBase.facet_counts` counts)."""
+        return tuple(dict.fromkeys([*API_FIELDS, *kb.facets.values]))
 
 
 def few_changed(keys: dict[str, str], state: BuildState) -> bool:
@@ -294,11 +288,7 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
         if search is not None:
             writer.merge(*search.result())
         if api is not None:
-            written = api.result()
-            if written is None:
-                emit_api(outputs.kb, writer)
-            else:
-                writer.merge(*written)
+            writer.merge(*api.result())
         outputs.emit_index_files(writer)
         swap_in(begun.tmp, out_dir, keep=spare if state is not None else None)
     except BaseException:

@@ -20,7 +20,7 @@ from petgen.content.kb import load_knowledge_base
 from petgen.content.problems import ContentError
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
-from petgen.emit.api import API_FIELDS, emit_api
+from petgen.emit.api import emit_api
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import emit_entries, entries_context, submit_entries
 from petgen.emit.site import PageRenderer
@@ -90,30 +90,25 @@ def test_workers_and_one_process_give_the_same_dist(tmp_path: Path) -> None:
     assert digest(tmp_path / "alone" / "dist") == digest(tmp_path / "parallel" / "dist")
 
 
-def test_a_worker_writes_the_api_of_the_entries_as_pickled(tmp_path: Path) -> None:
-    """The worker that writes the JSON API is handed the knowledge base without its entries and the chunks as
-    pickled: it writes the same files and routes as `emit_api` in the build process, keeps only the fields the
-    API reads (another one is missing, not a default), and gives up on a damaged chunk (the build writes the API
-    itself then)."""
+def test_a_worker_writes_the_api_of_the_fields_it_reads(tmp_path: Path) -> None:
+    """The worker that writes the JSON API is handed the knowledge base without its entries and of each entry the
+    fields the API reads: it writes the same files, routes and units as `emit_api` in the build process; a field
+    it was not handed is missing (not a dataclass default)."""
     content = write_corpus(tmp_path / "content", 60, taxonomy_from=REPO / "content")
     kb = load_knowledge_base(content, workers=1)
     alone, worker = DistWriter(tmp_path / "alone"), DistWriter(tmp_path / "worker")
     alone.root.mkdir()
     worker.root.mkdir()
     emit_api(kb, alone)
-    bare = replace(kb, entries=[], packed=[], warnings=[])
-    order = [kb.keys[e.slug] for e in kb.entries]
-    packed = [tuple(chunk) for chunk in kb.packed]
-    result = _emit_api_task(worker.root, "", bare, order, packed)
+    fields = ApiEntry.fields(kb)
+    assert "originCertainty" in fields  # a facet, counted in /api/categories
+    rows = [tuple(getattr(e, name) for name in fields) for e in kb.entries]
+    result = _emit_api_task(worker.root, "", replace(kb, entries=[], packed=[], warnings=[]), fields, rows)
     assert result == (alone.routes, alone.written, alone.units) and len(alone.written) > 30
     assert {p.name: p.read_bytes() for p in worker.root.rglob("*") if p.is_file()} == {
         p.name: p.read_bytes() for p in alone.root.rglob("*") if p.is_file()}
-    view = ApiEntry(kb.entries[0], API_FIELDS)
-    assert view.title == kb.entries[0].title
     with pytest.raises(AttributeError):
-        view.originCertainty  # noqa: B018 - a field with a dataclass default, not kept
-    damaged = [(packed[0][0], b"not a pickle", packed[0][2]), *packed[1:]]
-    assert _emit_api_task(tmp_path / "worker", "", bare, order, damaged) is None
+        ApiEntry({"slug": "x"}).originCertainty  # noqa: B018 - a field with a dataclass default
 
 
 _GATE: list = []  # in the test below: the event its pool's only worker waits for (inherited through the fork)
