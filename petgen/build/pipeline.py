@@ -10,9 +10,9 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from petgen import __version__
 from petgen.build.dist import DistWriter, Routes, Unit, manifest_stamp, new_build_dir, retire, swap_in, sweep
@@ -30,7 +30,8 @@ from petgen.build.incremental import (
 )
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
-from petgen.emit.api import DATA_FILE, emit_api
+from petgen.content.model import Entry
+from petgen.emit.api import API_FIELDS, DATA_FILE, emit_api
 from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import Result as EntriesResult
@@ -144,20 +145,24 @@ class Begun:
     writer: DistWriter
     search: Future[WriterResult] | None
     entries: list[Future[EntriesResult]] | None
+    api: Future[WriterResult] | None = None
 
     @classmethod
     def start(cls, outputs: Outputs, out_dir: Path, pages: PageRenderer, pool: Executor | None,
               workers: int = 1) -> Begun:
-        """Each worker of `pool` (`workers` of them) is handed a chunk of entries at once, then the search index
-        (its documents take a tenth of a second to make and pickle: no worker waits for them), then the rest."""
+        """All workers of `pool` (`workers` of them) but one are handed a chunk of entries at once, the last the
+        search index (the longest single task of the emit stage: started first, it does not finish last, while its
+        documents take a tenth of a second to make and pickle, which the others spend on their chunks), then the
+        JSON API (`api_in`) and the rest of the entries go to whichever is free."""
         tmp = new_build_dir(out_dir)
         begun = cls(outputs, pages, tmp, DistWriter(tmp, context=pages.context_key), None, None)
         try:
             if pool is not None:
                 kb, context = outputs.kb, entries_context(outputs.kb, begun.writer, pages)
-                begun.entries = submit_entries(pool, context, kb.packed[:workers])
+                begun.entries = submit_entries(pool, context, kb.packed[:workers - 1])
                 begun.search = outputs.search_in(pool, begun.writer)
-                begun.entries += submit_entries(pool, context, kb.packed[workers:])
+                begun.api = outputs.api_in(pool, begun.writer)
+                begun.entries += submit_entries(pool, context, kb.packed[workers - 1:])
         except BaseException:
             begun.abandon()
             raise
@@ -165,7 +170,7 @@ class Begun:
 
     def abandon(self) -> None:
         """Stop the workers' part (what has not started is cancelled, what has is waited for) and remove the tree."""
-        futures = [f for f in [self.search, *(self.entries or [])] if f is not None]
+        futures = [f for f in [self.search, self.api, *(self.entries or [])] if f is not None]
         for future in futures:
             future.cancel()
         wait(futures)
@@ -187,12 +192,15 @@ class Outputs:
         """Where the cache keeps the search index with what it was made of (petgen/search/update.py)."""
         return search_state_path(self.cache_dir, self.out_dir) if self.cache_dir is not None else None
 
-    def emit_rest(self, writer: DistWriter, searching: bool = False) -> None:
+    def emit_rest(self, writer: DistWriter, searching: bool = False, api: bool = True) -> None:
         """The list pages, search index, site and discovery documents (while the entries are written); the
-        search index only if not `searching` elsewhere (`search_in`)."""
+        search index only if not `searching` elsewhere (`search_in`), the JSON API only if `api` (not `api_in`)."""
         if not searching:
             emit_search_index(self.kb, writer, state=self.search_state)
-        self.emit_pages(writer)
+        if api:
+            emit_api(self.kb, writer)
+        emit_openapi_and_discovery(self.kb, writer)
+        emit_site(self.kb, writer)
 
     def search_in(self, pool: Executor | None, writer: DistWriter) -> Future[WriterResult] | None:
         """Have a worker of `pool` (the early workers, which parsed the entries and are about to write them)
@@ -203,11 +211,19 @@ class Outputs:
             return None
         return pool.submit(_emit_search_task, writer.root, writer.context, documents(self.kb), self.search_state)
 
-    def emit_pages(self, writer: DistWriter) -> None:
-        """The JSON list pages, the discovery documents and the site."""
-        emit_api(self.kb, writer)
-        emit_openapi_and_discovery(self.kb, writer)
-        emit_site(self.kb, writer)
+    def api_in(self, pool: Executor | None, writer: DistWriter) -> Future[WriterResult] | None:
+        """Have a worker of `pool` write the JSON API (`emit_api`), handed the knowledge base without its entries
+        and of each entry the fields the API reads (`ApiEntry`, a tenth of what the entry pickles to); None without
+        a pool. The API is a second of CPU at 10,000 entries, which would otherwise be this process's: with the
+        checks across entries, the site and the discovery documents it had the longest share of a full build,
+        while the workers' share (the entries, the search index) left room for it."""
+        if pool is None:
+            return None
+        kb = self.kb
+        fields = ApiEntry.fields(kb)
+        rows = [tuple([getattr(entry, name) for name in fields]) for entry in kb.entries]
+        return pool.submit(_emit_api_task, writer.root, writer.context, replace(kb, entries=[], packed=[], warnings=[]),
+                           fields, rows)
 
     def emit_index_files(self, writer: DistWriter) -> None:
         """The files that list all others, once they are written: the sitemap, then the manifest with
@@ -228,6 +244,28 @@ def _emit_search_task(root: Path, context: str, docs: list[Document],
     return writer.routes, writer.written, writer.units
 
 
+def _emit_api_task(root: Path, context: str, kb: KnowledgeBase, fields: tuple[str, ...],
+                   rows: list[tuple]) -> WriterResult:
+    """`emit_api` in a worker, into the build's tree, of `kb` with the entries whose `fields` are `rows` (in list
+    order); the routes, files and units go back to the build."""
+    writer = DistWriter(root, context=context)
+    emit_api(replace(kb, entries=cast(list[Entry], [ApiEntry(dict(zip(fields, row))) for row in rows])), writer)
+    return writer.routes, writer.written, writer.units
+
+
+class ApiEntry:
+    """An entry's fields that `emit_api` reads (`fields`): reading another raises AttributeError (unlike an `Entry`
+    without it, which a dataclass default would stand in for)."""
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.__dict__.update(values)
+
+    @staticmethod
+    def fields(kb: KnowledgeBase) -> tuple[str, ...]:
+        """`API_FIELDS` and the facets of `kb` (which `KnowledgeBase.facet_counts` counts)."""
+        return tuple(dict.fromkeys([*API_FIELDS, *kb.facets.values]))
+
+
 def few_changed(keys: dict[str, str], state: BuildState) -> bool:
     """Whether few enough entries changed for an incremental build (it renders them in this process; a full
     build renders in parallel)."""
@@ -242,13 +280,15 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
     `begun`: the fresh directory made and the workers' part handed to `pool` already (`Begun.start`)."""
     begun = begun or Begun.start(outputs, out_dir, pages, pool, workers or 1)
     spare = spare_path(out_dir)
-    writer, search = begun.writer, begun.search
+    writer, search, api = begun.writer, begun.search, begun.api
     try:
         emit_entries(outputs.kb, writer, progress=progress, pages=pages,
-                     meanwhile=lambda: outputs.emit_rest(writer, searching=search is not None), pool=pool,
-                     workers=workers, submitted=begun.entries)
+                     meanwhile=lambda: outputs.emit_rest(writer, searching=search is not None, api=api is None),
+                     pool=pool, workers=workers, submitted=begun.entries)
         if search is not None:
             writer.merge(*search.result())
+        if api is not None:
+            writer.merge(*api.result())
         outputs.emit_index_files(writer)
         swap_in(begun.tmp, out_dir, keep=spare if state is not None else None)
     except BaseException:

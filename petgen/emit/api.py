@@ -34,6 +34,10 @@ DATA_FILE = "_data/index.json"
 LIST_INDEX = "api-lists.index"  # the last build's list filters, in the build cache (`ListIndex`)
 
 
+# The fields of an entry `emit_api` reads besides its facets (a worker that writes the API keeps these and the facets
+# only: petgen/build/pipeline.py, `ApiEntry`).
+API_FIELDS = ("slug", "title", "meaning", "categories", "moods", *FILTER_FACETS, "related", "lastReviewed")
+
 Filter = tuple[tuple[str, str], ...]  # ((name, value), …) in LIST_FILTERS order
 Encoded = tuple[bytes, str, tuple[Filter, ...]]  # a summary as JSON, its digest, its `memberships`
 

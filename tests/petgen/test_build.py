@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -13,12 +14,13 @@ from jsonschema import Draft202012Validator, FormatChecker
 
 from petgen.build import dist
 from petgen.build.dist import DistWriter, remove_tree
-from petgen.build.pipeline import build
+from petgen.build.pipeline import ApiEntry, _emit_api_task, build
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import load_knowledge_base
 from petgen.content.problems import ContentError
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
+from petgen.emit.api import emit_api
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import emit_entries, entries_context, submit_entries
 from petgen.emit.site import PageRenderer
@@ -74,8 +76,8 @@ def test_same_content_gives_byte_identical_dist(content: Path, tmp_path: Path) -
 
 def test_workers_and_one_process_give_the_same_dist(tmp_path: Path) -> None:
     """Above the thresholds for worker processes, a full build parses in workers forked first (fed chunk by
-    chunk while the files are read), has one of them build the search index while the others write entries
-    and this process the list pages: the same bytes as a build that does everything in one process."""
+    chunk while the files are read), has them build the search index and the JSON API between chunks of entries
+    while this process writes the site: the same bytes as a build that does everything in one process."""
     def digest(root: Path) -> dict[str, str]:
         return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
                 for p in sorted(root.rglob("*")) if p.is_file()}
@@ -86,6 +88,27 @@ def test_workers_and_one_process_give_the_same_dist(tmp_path: Path) -> None:
     parallel = build(content, tmp_path / "parallel" / "dist", workers=2)
     assert alone.files == parallel.files > 2 * EMIT_THRESHOLD
     assert digest(tmp_path / "alone" / "dist") == digest(tmp_path / "parallel" / "dist")
+
+
+def test_a_worker_writes_the_api_of_the_fields_it_reads(tmp_path: Path) -> None:
+    """The worker that writes the JSON API is handed the knowledge base without its entries and of each entry the
+    fields the API reads: it writes the same files, routes and units as `emit_api` in the build process; a field
+    it was not handed is missing (not a dataclass default)."""
+    content = write_corpus(tmp_path / "content", 60, taxonomy_from=REPO / "content")
+    kb = load_knowledge_base(content, workers=1)
+    alone, worker = DistWriter(tmp_path / "alone"), DistWriter(tmp_path / "worker")
+    alone.root.mkdir()
+    worker.root.mkdir()
+    emit_api(kb, alone)
+    fields = ApiEntry.fields(kb)
+    assert "originCertainty" in fields  # a facet, counted in /api/categories
+    rows = [tuple(getattr(e, name) for name in fields) for e in kb.entries]
+    result = _emit_api_task(worker.root, "", replace(kb, entries=[], packed=[], warnings=[]), fields, rows)
+    assert result == (alone.routes, alone.written, alone.units) and len(alone.written) > 30
+    assert {p.name: p.read_bytes() for p in worker.root.rglob("*") if p.is_file()} == {
+        p.name: p.read_bytes() for p in alone.root.rglob("*") if p.is_file()}
+    with pytest.raises(AttributeError):
+        ApiEntry({"slug": "x"}).originCertainty  # noqa: B018 - a field with a dataclass default
 
 
 _GATE: list = []  # in the test below: the event its pool's only worker waits for (inherited through the fork)
