@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from petgen.contract.security import CORS_EXPOSED, SECURITY_HEADERS
-from petgen.emit.redirects import render_redirects
+from petgen.emit.redirects import file_rule, render_redirects
 
 JSON = "application/json; charset=utf-8"
 HTML = "text/html; charset=utf-8"
@@ -190,43 +190,92 @@ class DistWriter:
                 raise ValueError(f"unit {name} emitted twice")
             self.units[name] = unit
 
-    def write_manifest(self, extra: dict[str, Any]) -> None:
-        """Write `_manifest.json`, then the CDN's `_redirects` and `_headers`, all from the same map."""
+    def write_manifest(self, extra: dict[str, Any], parts: RouteParts | None = None) -> None:
+        """Write `_manifest.json`, then the CDN's `_redirects` and `_headers`, all from the same map; `parts`: what
+        they are made of per route, where some was made ahead (`RouteParts.add`)."""
         from petgen.build.distpack import ROUTE_PACK, route_pack  # not at the top: petgen.content imports this module
 
+        parts = parts or RouteParts(extra.get("runtime_origin"))
         routes = dict(sorted(self.routes.items()))
         manifest = {**extra, "routes": routes}
         text = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
         self._write(MANIFEST, text)
-        self._write(ROUTE_PACK, route_pack(routes, extra, len(text)))  # the same routes, as the runtime maps them
+        # The same routes, as the runtime maps them.
+        self._write(ROUTE_PACK, route_pack(routes, extra, len(text), known=parts.hashes or None))
         self._write("_redirects", render_redirects(routes, extra.get("runtime_origin"),
-                                                         bool(extra.get("signed_proxies"))).encode())
-        self._write("_headers", render_headers(routes).encode())
+                                                   bool(extra.get("signed_proxies")), parts.rule).encode())
+        self._write("_headers", render_headers(routes, parts.blocks).encode())
 
 
-def render_headers(routes: dict[str, dict[str, Any]]) -> str:
+HeaderBlocks = tuple[str | None, str, str | None]  # a route's immutable block (of its file), path, clean URL block
+
+
+class RouteParts:
+    """What the files that list every route make of each one besides its manifest record: its blocks of `_headers`
+    (`header_blocks`), its rule in `_redirects` (`file_rule`), the hashes of its paths in `_routes.pack` (`hashes`).
+    Made as `write_manifest` asks for them, or ahead (`add`) for the routes known early: an incremental build adds
+    those it wrote itself while its child writes the rest (petgen/build/pipeline.py, `Edit.finish`), so that only
+    the child's are left for after it. A part made ahead is used only for the very record it was made of."""
+
+    def __init__(self, runtime_origin: str | None) -> None:
+        self._file_rule = file_rule(runtime_origin)
+        self._made: dict[str, tuple[dict[str, Any], HeaderBlocks, str | None]] = {}
+        self.hashes: dict[str, int] = {}  # a path (a route, or a hashed file's) -> its `route_hash`
+
+    def add(self, routes: Routes) -> None:
+        """Make the parts of `routes` now."""
+        from petgen.build.distpack import route_hashes  # not at the top: see `write_manifest`
+
+        rule, made = self._file_rule, self._made
+        for route, info in routes.items():
+            made[route] = (info, header_blocks(route, info), rule(route, info))
+        paths = [*routes, *("/" + info["file"] for info in routes.values() if info["hashed"])]
+        self.hashes.update(zip(paths, route_hashes(paths).tolist()))
+
+    def blocks(self, route: str, info: dict[str, Any]) -> HeaderBlocks:
+        found = self._made.get(route)
+        return found[1] if found is not None and found[0] is info else header_blocks(route, info)
+
+    def rule(self, route: str, info: dict[str, Any]) -> str | None:
+        found = self._made.get(route)
+        return found[2] if found is not None and found[0] is info else self._file_rule(route, info)
+
+
+def header_blocks(route: str, info: dict[str, Any]) -> HeaderBlocks:
+    """A route's blocks of `_headers`: its hashed file's (immutable caching; None if not hashed), and its clean
+    URL's (short revalidation; None for a hashed route at its file's own path), with that URL's path."""
+    path = route.partition("?")[0]
+    immutable = None
+    if info["hashed"]:
+        file = "/" + info["file"]
+        immutable = f"{file}\n  Cache-Control: {IMMUTABLE}\n  Content-Type: {info['type']}"
+        if path == file:
+            return immutable, path, None
+    headers = info.get("headers")
+    extra = "".join(f"\n  {name}: {value}" for name, value in headers.items()) if headers else ""
+    return immutable, path, f"{path}\n  Cache-Control: {REVALIDATE}\n  Content-Type: {info['type']}{extra}"
+
+
+def render_headers(routes: dict[str, dict[str, Any]],
+                   blocks: Callable[[str, dict[str, Any]], HeaderBlocks] = header_blocks) -> str:
     """Netlify `_headers`: the security headers for every path, immutable caching for hashed files, short
-    revalidation for clean URLs. No header is set for a path in two rules (CDNs differ in how they merge)."""
+    revalidation for clean URLs. No header is set for a path in two rules (CDNs differ in how they merge): a
+    clean URL's block comes with the first of its routes (`blocks`: each route's, see `header_blocks`)."""
     security = "".join(f"\n  {name}: {value}" for name, value in SECURITY_HEADERS.items())
-    blocks = [
+    out = [
         "# Generated by petgen build from _manifest.json. Do not edit.",
         f"/*\n  Access-Control-Allow-Origin: *\n  Access-Control-Expose-Headers: {CORS_EXPOSED}" + security,
     ]
     seen: set[str] = set()
-    append = blocks.append
+    append = out.append
     for route, info in routes.items():
-        path = route.partition("?")[0]
-        if info["hashed"]:
-            file = "/" + info["file"]
-            append(f"{file}\n  Cache-Control: {IMMUTABLE}\n  Content-Type: {info['type']}")
-            if path == file:
-                continue
-        if path not in seen:
+        immutable, path, clean = blocks(route, info)
+        if immutable is not None:
+            append(immutable)
+        if clean is not None and path not in seen:
             seen.add(path)
-            headers = info.get("headers")
-            extra = "".join(f"\n  {name}: {value}" for name, value in headers.items()) if headers else ""
-            append(f"{path}\n  Cache-Control: {REVALIDATE}\n  Content-Type: {info['type']}{extra}")
-    return "\n".join(blocks) + "\n"
+            append(clean)
+    return "\n".join(out) + "\n"
 
 
 Stamp = tuple[int, int, int]

@@ -15,7 +15,17 @@ from pathlib import Path
 from typing import cast
 
 from petgen import __version__
-from petgen.build.dist import DistWriter, Routes, Unit, manifest_stamp, new_build_dir, retire, swap_in, sweep
+from petgen.build.dist import (
+    DistWriter,
+    RouteParts,
+    Routes,
+    Unit,
+    manifest_stamp,
+    new_build_dir,
+    retire,
+    swap_in,
+    sweep,
+)
 from petgen.build.incremental import (
     BuildState,
     Target,
@@ -215,9 +225,10 @@ class Outputs:
         emit_sitemap(self.kb, writer)
         self.emit_manifest(writer)
 
-    def emit_manifest(self, writer: DistWriter) -> None:
-        """The manifest with `_redirects` and `_headers`, once every other file is written."""
-        emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies)
+    def emit_manifest(self, writer: DistWriter, parts: RouteParts | None = None) -> None:
+        """The manifest with `_redirects` and `_headers`, once every other file is written (`parts`: of some routes,
+        made ahead)."""
+        emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies, parts)
 
 
 def _emit_search_task(root: Path, context: str, docs: list[Document],
@@ -327,12 +338,15 @@ class Edit:
             emit_site(outputs.kb, writer)
             emit_openapi_and_discovery(outputs.kb, writer)
             emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's part is JSON)
+            parts = RouteParts(outputs.runtime_origin)
             if self.child is not None:
+                if not self.child.done():  # what the files listing every route make of this process's routes, meanwhile
+                    parts.add(writer.routes)
                 routes, written, units, changed, reused = self.child.result()
                 writer.merge(routes, written, units)
                 writer.changed += changed
                 writer.reused += reused
-            outputs.emit_manifest(writer)
+            outputs.emit_manifest(writer, parts)
             writer.remove_stale()
             swap_in(target.root, out_dir, keep=spare)
         except BaseException:
@@ -426,7 +440,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | None = None,
-                  signed_proxies: bool = False) -> None:
+                  signed_proxies: bool = False, parts: RouteParts | None = None) -> None:
     """Write `_manifest.json` with `_redirects` and `_headers` generated from the same route map."""
     writer.write_manifest({
         "version": MANIFEST_VERSION,
@@ -439,4 +453,4 @@ def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | N
         "notFound": "404.html",
         **({"runtime_origin": runtime_origin} if runtime_origin else {}),
         **({"signed_proxies": True} if runtime_origin and signed_proxies else {}),
-    })
+    }, parts)

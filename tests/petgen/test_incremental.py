@@ -131,12 +131,28 @@ def bundled(tmp_path: Path) -> Path:
     return content
 
 
-@pytest.mark.parametrize("seed,cores", [(1, None), (2, None), (3, 1)])
+@pytest.mark.parametrize("seed,cores,slow_child", [(1, None, False), (2, None, False), (3, 1, False), (4, None, True)])
 def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, seed: int, cores: int | None,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """With one core the incremental build writes everything in the build process (else part in a forked child)."""
+                                               slow_child: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one core the incremental build writes everything in the build process (else part in a forked child).
+    With a child slower than the build process, that makes what the files listing every route need of its own
+    routes while it waits (`RouteParts.add`)."""
     if cores is not None:
         monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    ahead: list[int] = []
+    if slow_child:
+        child_part, add = petgen.build.pipeline._emit_child_part, petgen.build.dist.RouteParts.add
+
+        def slowly(*args: object) -> None:
+            time.sleep(0.5)
+            child_part(*args)  # type: ignore[arg-type]
+
+        def counted(self: petgen.build.dist.RouteParts, routes: dict) -> None:
+            ahead.append(len(routes))
+            add(self, routes)
+
+        monkeypatch.setattr(petgen.build.pipeline, "_emit_child_part", slowly)
+        monkeypatch.setattr(petgen.build.dist.RouteParts, "add", counted)
     editor = Editor(bundled, seed)
     out, cache = tmp_path / "dist", tmp_path / "cache"
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
@@ -149,6 +165,32 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
         incremental, expected = tree(out), tree(clean)
         assert incremental.keys() == expected.keys(), (done, sorted(incremental.keys() ^ expected.keys())[:10])
         assert incremental == expected, (done, [k for k in expected if incremental[k] != expected[k]][:10])
+    assert len(ahead) == (5 if slow_child else 0) and all(ahead)
+
+
+@pytest.mark.parametrize("origin,signed", [(None, False), ("https://runtime.example", False),
+                                           ("https://runtime.example", True)])
+def test_route_parts_made_ahead_give_the_same_files(dist: Path, tmp_path: Path, origin: str | None,
+                                                    signed: bool) -> None:
+    """The manifest, `_routes.pack`, `_redirects` and `_headers` are the same bytes with parts of some routes made
+    ahead; a part made of another record of its route (a route written again since) is not used."""
+    routes = orjson.loads((dist / MANIFEST).read_bytes())["routes"]
+    extra = {"version": 1, **({"runtime_origin": origin} if origin else {}), **({"signed_proxies": True} if signed else {})}
+    files = {}
+    for ahead in (False, True):
+        writer = petgen.build.dist.DistWriter(tmp_path / f"ahead-{ahead}")
+        writer.root.mkdir()
+        writer.routes = {route: dict(info) for route, info in reversed(routes.items())}
+        parts = petgen.build.dist.RouteParts(origin)
+        if ahead:
+            early = dict(list(writer.routes.items())[::2])  # every other route, the list pages' queries among them
+            parts.add(early)
+            moved = next(route for route, info in early.items() if info["hashed"])
+            parts.add({moved: {**early[moved], "file": "moved.json"}})  # another record than the writer's
+        writer.write_manifest(extra, parts)
+        files[ahead] = tree(writer.root)
+    assert files[True] == files[False]
+    assert len(files[False]) == 4
 
 
 def test_an_edited_entry_rewrites_only_what_shows_it(bundled: Path, tmp_path: Path) -> None:
