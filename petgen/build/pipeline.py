@@ -28,6 +28,7 @@ from petgen.build.dist import (
 )
 from petgen.build.incremental import (
     BuildState,
+    Marshalled,
     Target,
     TreeWriter,
     load_state,
@@ -242,7 +243,8 @@ def _emit_search_task(root: Path, context: str, docs: list[Document],
 def few_changed(keys: dict[str, str], state: BuildState) -> bool:
     """Whether few enough entries changed for an incremental build (it renders them in this process; a full
     build renders in parallel)."""
-    changed = sum(1 for slug, key in keys.items() if state.entries.get(slug, ("",))[0] != key)
+    before = state.keys
+    changed = sum(1 for slug, key in keys.items() if before.get(slug) != key)
     return changed <= max(INCREMENTAL_ENTRIES, len(keys) // 10)
 
 
@@ -270,9 +272,9 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
             retire(spare)  # a tree of an unknown build
         sweep(out_dir)
         save_state(outputs.cache_dir, out_dir, BuildState(
-            live=writer.written, live_stamp=manifest_stamp(out_dir),
+            live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir),
             spare=state.live if state else None, spare_stamp=state.live_stamp if state else None,
-            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()},
+            keys=keys, routes=Marshalled({slug: entry_routes(slug, writer.routes) for slug in keys}),
             units=writer.units))
     return writer
 
@@ -332,7 +334,9 @@ class Edit:
         assert writer is not None and target is not None
         out_dir, spare = outputs.out_dir, spare_path(outputs.out_dir)
         try:
-            emit_changed_entries(outputs.kb, writer, self.pages, self.keys, state.entries)
+            before = state.routes.value  # not read before the child was forked: it never needs them
+            emit_changed_entries(outputs.kb, writer, self.pages, self.keys,
+                                 {slug: (key, before[slug]) for slug, key in state.keys.items()})
             if self.child is None:
                 _emit_child_part(outputs, writer)
             emit_site(outputs.kb, writer)
@@ -355,11 +359,12 @@ class Edit:
         finally:
             self._release()
         sweep(out_dir)
-        before, routes = state.entries, writer.routes
+        keys, routes = state.keys, writer.routes
         save_state(outputs.cache_dir, out_dir, BuildState(
-            live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
-            entries={slug: found if (found := before.get(slug)) is not None and found[0] == key else
-                     (key, entry_routes(slug, routes)) for slug, key in self.keys.items()},  # unchanged: as they were
+            live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir), spare=state.live,
+            spare_stamp=state.live_stamp, keys=self.keys,
+            routes=Marshalled({slug: before[slug] if keys.get(slug) == key else entry_routes(slug, routes)
+                               for slug, key in self.keys.items()}),  # unchanged: as they were
             units=writer.units))
         return writer
 
