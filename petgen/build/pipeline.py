@@ -342,10 +342,11 @@ class Edit:
             emit_site(outputs.kb, writer)
             emit_openapi_and_discovery(outputs.kb, writer)
             emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's part is JSON)
-            parts = RouteParts(outputs.runtime_origin)
+            parts, entries = RouteParts(outputs.runtime_origin), self._entry_routes(state.keys, before, writer.routes)
             if self.child is not None:
-                if not self.child.done():  # what the files listing every route make of this process's routes, meanwhile
-                    parts.add(writer.routes)
+                if not self.child.done():  # what the files listing every route and the state make of this process's
+                    parts.add(writer.routes)  # routes, meanwhile
+                    entries.blob  # noqa: B018 - marshalled now
                 routes, written, units, changed, reused = self.child.result()
                 writer.merge(routes, written, units)
                 writer.changed += changed
@@ -359,14 +360,16 @@ class Edit:
         finally:
             self._release()
         sweep(out_dir)
-        keys, routes = state.keys, writer.routes
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir), spare=state.live,
-            spare_stamp=state.live_stamp, keys=self.keys,
-            routes=Marshalled({slug: before[slug] if keys.get(slug) == key else entry_routes(slug, routes)
-                               for slug, key in self.keys.items()}),  # unchanged: as they were
-            units=writer.units))
+            spare_stamp=state.live_stamp, keys=self.keys, routes=entries, units=writer.units))
         return writer
+
+    def _entry_routes(self, keys: dict[str, str], before: dict[str, Routes], routes: Routes
+                      ) -> Marshalled[dict[str, Routes]]:
+        """Each entry's routes, for the next state: an unchanged entry's as they were (`before`, for `keys`)."""
+        return Marshalled({slug: before[slug] if keys.get(slug) == key else entry_routes(slug, routes)
+                           for slug, key in self.keys.items()})
 
     def abandon(self) -> None:
         """Wait for the child, and remove the tree if it was a clone (a spare stays marked as changing)."""
