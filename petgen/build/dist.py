@@ -7,15 +7,18 @@ import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from petgen.contract.security import CORS_EXPOSED, SECURITY_HEADERS
-from petgen.emit.redirects import file_rule, render_redirects
+from petgen.emit.redirects import render_redirects
+
+if TYPE_CHECKING:
+    from petgen.build.routeparts import RouteParts
 
 JSON = "application/json; charset=utf-8"
 HTML = "text/html; charset=utf-8"
@@ -192,53 +195,29 @@ class DistWriter:
 
     def write_manifest(self, extra: dict[str, Any], parts: RouteParts | None = None) -> None:
         """Write `_manifest.json`, then the CDN's `_redirects` and `_headers`, all from the same map; `parts`: what
-        they are made of per route, where some was made ahead (`RouteParts.add`)."""
+        they are made of per route, where some was made ahead (petgen/build/routeparts.py)."""
         from petgen.build.distpack import ROUTE_PACK, route_pack  # not at the top: petgen.content imports this module
+        from petgen.build.routeparts import RouteParts
 
-        parts = parts or RouteParts(extra.get("runtime_origin"))
-        routes = dict(sorted(self.routes.items()))
+        origin = extra.get("runtime_origin")
+        parts = parts or RouteParts(origin)
+        merged = parts.merged(self.routes)
+        if merged is not None:
+            routes = dict(zip(merged.order, map(self.routes.__getitem__, merged.order)))
+        else:
+            routes = dict(sorted(self.routes.items()))
         manifest = {**extra, "routes": routes}
         text = orjson.dumps(manifest, option=orjson.OPT_INDENT_2)
         self._write(MANIFEST, text)
         # The same routes, as the runtime maps them.
         self._write(ROUTE_PACK, route_pack(routes, extra, len(text), known=parts.hashes or None))
-        self._write("_redirects", render_redirects(routes, extra.get("runtime_origin"),
-                                                   bool(extra.get("signed_proxies")), parts.rule).encode())
-        self._write("_headers", render_headers(routes, parts.blocks).encode())
+        self._write("_redirects", render_redirects(routes, origin, bool(extra.get("signed_proxies")), parts.rule,
+                                                   split=merged.split if merged is not None else None).encode())
+        self._write("_headers", render_headers(routes, parts.blocks,
+                                               merged.headers if merged is not None else None).encode())
 
 
 HeaderBlocks = tuple[str | None, str, str | None]  # a route's immutable block (of its file), path, clean URL block
-
-
-class RouteParts:
-    """What the files that list every route make of each one besides its manifest record: its blocks of `_headers`
-    (`header_blocks`), its rule in `_redirects` (`file_rule`), the hashes of its paths in `_routes.pack` (`hashes`).
-    Made as `write_manifest` asks for them, or ahead (`add`) for the routes known early: an incremental build adds
-    those it wrote itself while its child writes the rest (petgen/build/pipeline.py, `Edit.finish`), so that only
-    the child's are left for after it. A part made ahead is used only for the very record it was made of."""
-
-    def __init__(self, runtime_origin: str | None) -> None:
-        self._file_rule = file_rule(runtime_origin)
-        self._made: dict[str, tuple[dict[str, Any], HeaderBlocks, str | None]] = {}
-        self.hashes: dict[str, int] = {}  # a path (a route, or a hashed file's) -> its `route_hash`
-
-    def add(self, routes: Routes) -> None:
-        """Make the parts of `routes` now."""
-        from petgen.build.distpack import route_hashes  # not at the top: see `write_manifest`
-
-        rule, made = self._file_rule, self._made
-        for route, info in routes.items():
-            made[route] = (info, header_blocks(route, info), rule(route, info))
-        paths = [*routes, *("/" + info["file"] for info in routes.values() if info["hashed"])]
-        self.hashes.update(zip(paths, route_hashes(paths).tolist()))
-
-    def blocks(self, route: str, info: dict[str, Any]) -> HeaderBlocks:
-        found = self._made.get(route)
-        return found[1] if found is not None and found[0] is info else header_blocks(route, info)
-
-    def rule(self, route: str, info: dict[str, Any]) -> str | None:
-        found = self._made.get(route)
-        return found[2] if found is not None and found[0] is info else self._file_rule(route, info)
 
 
 def header_blocks(route: str, info: dict[str, Any]) -> HeaderBlocks:
@@ -257,25 +236,36 @@ def header_blocks(route: str, info: dict[str, Any]) -> HeaderBlocks:
 
 
 def render_headers(routes: dict[str, dict[str, Any]],
-                   blocks: Callable[[str, dict[str, Any]], HeaderBlocks] = header_blocks) -> str:
+                   blocks: Callable[[str, dict[str, Any]], HeaderBlocks] = header_blocks,
+                   texts: list[str | None] | None = None) -> str:
     """Netlify `_headers`: the security headers for every path, immutable caching for hashed files, short
     revalidation for clean URLs. No header is set for a path in two rules (CDNs differ in how they merge): a
-    clean URL's block comes with the first of its routes (`blocks`: each route's, see `header_blocks`)."""
+    clean URL's block comes with the first of its routes (`blocks`: each route's, see `header_blocks`). `texts`:
+    each route's blocks made already, joined (None: none), in the order of `routes`."""
     security = "".join(f"\n  {name}: {value}" for name, value in SECURITY_HEADERS.items())
     out = [
         "# Generated by petgen build from _manifest.json. Do not edit.",
         f"/*\n  Access-Control-Allow-Origin: *\n  Access-Control-Expose-Headers: {CORS_EXPOSED}" + security,
     ]
+    out.extend(filter(None, texts if texts is not None else header_texts(routes.items(), blocks)))
+    return "\n".join(out) + "\n"
+
+
+def header_texts(routes: Iterable[tuple[str, dict[str, Any]]],
+                 blocks: Callable[[str, dict[str, Any]], HeaderBlocks] = header_blocks) -> list[str | None]:
+    """Each route's blocks of `_headers`, joined, in order (None: none): a clean URL's block only with the first
+    of its routes."""
     seen: set[str] = set()
-    append = out.append
-    for route, info in routes.items():
+    texts: list[str | None] = []
+    append = texts.append
+    for route, info in routes:
         immutable, path, clean = blocks(route, info)
-        if immutable is not None:
-            append(immutable)
         if clean is not None and path not in seen:
             seen.add(path)
-            append(clean)
-    return "\n".join(out) + "\n"
+            append(clean if immutable is None else f"{immutable}\n{clean}")
+        else:
+            append(immutable)
+    return texts
 
 
 Stamp = tuple[int, int, int]

@@ -17,7 +17,6 @@ from typing import cast
 from petgen import __version__
 from petgen.build.dist import (
     DistWriter,
-    RouteParts,
     Routes,
     Unit,
     manifest_stamp,
@@ -39,6 +38,7 @@ from petgen.build.incremental import (
     spare_path,
     target_tree,
 )
+from petgen.build.routeparts import RouteParts
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.emit.api import DATA_FILE, emit_api

@@ -25,6 +25,7 @@ from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
 from petgen.build.incremental import spare_path
 from petgen.build.pipeline import build
+from petgen.build.routeparts import Merged, RouteParts
 from petgen.content.problems import ContentError
 from petgen.content.text import slugify
 from petgen.emit.browse import Browse
@@ -141,18 +142,25 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
         monkeypatch.setattr(os, "cpu_count", lambda: cores)
     ahead: list[int] = []
     if slow_child:
-        child_part, add = petgen.build.pipeline._emit_child_part, petgen.build.dist.RouteParts.add
+        child_part, add, merge = petgen.build.pipeline._emit_child_part, RouteParts.add, RouteParts.merged
 
         def slowly(*args: object) -> None:
             time.sleep(0.5)
             child_part(*args)  # type: ignore[arg-type]
 
-        def counted(self: petgen.build.dist.RouteParts, routes: dict) -> None:
+        def counted(self: RouteParts, routes: dict) -> None:
             ahead.append(len(routes))
             add(self, routes)
 
+        def merged(self: RouteParts, routes: dict) -> Merged | None:
+            found = merge(self, routes)
+            if self.hashes:  # some were made ahead
+                ahead.append(found is not None)
+            return found
+
         monkeypatch.setattr(petgen.build.pipeline, "_emit_child_part", slowly)
-        monkeypatch.setattr(petgen.build.dist.RouteParts, "add", counted)
+        monkeypatch.setattr(RouteParts, "add", counted)
+        monkeypatch.setattr(RouteParts, "merged", merged)
     editor = Editor(bundled, seed)
     out, cache = tmp_path / "dist", tmp_path / "cache"
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
@@ -165,7 +173,7 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
         incremental, expected = tree(out), tree(clean)
         assert incremental.keys() == expected.keys(), (done, sorted(incremental.keys() ^ expected.keys())[:10])
         assert incremental == expected, (done, [k for k in expected if incremental[k] != expected[k]][:10])
-    assert len(ahead) == (5 if slow_child else 0) and all(ahead)
+    assert len(ahead) == (10 if slow_child else 0) and all(ahead)  # made ahead, and merged
 
 
 @pytest.mark.parametrize("origin,signed", [(None, False), ("https://runtime.example", False),
@@ -173,24 +181,36 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
 def test_route_parts_made_ahead_give_the_same_files(dist: Path, tmp_path: Path, origin: str | None,
                                                     signed: bool) -> None:
     """The manifest, `_routes.pack`, `_redirects` and `_headers` are the same bytes with parts of some routes made
-    ahead; a part made of another record of its route (a route written again since) is not used."""
+    ahead: merged with the rest (those of the pages, as an incremental build's own), or used route by route where
+    they cannot be (the list pages' queries among them, a route written again since they were made)."""
     routes = orjson.loads((dist / MANIFEST).read_bytes())["routes"]
-    extra = {"version": 1, **({"runtime_origin": origin} if origin else {}), **({"signed_proxies": True} if signed else {})}
-    files = {}
-    for ahead in (False, True):
-        writer = petgen.build.dist.DistWriter(tmp_path / f"ahead-{ahead}")
+    extra = {"version": 1, **({"runtime_origin": origin} if origin else {}),
+             **({"signed_proxies": True} if signed else {})}
+    merged = []
+
+    def files(ahead: str) -> dict[str, str]:
+        writer = petgen.build.dist.DistWriter(tmp_path / ahead)
         writer.root.mkdir()
         writer.routes = {route: dict(info) for route, info in reversed(routes.items())}
-        parts = petgen.build.dist.RouteParts(origin)
-        if ahead:
+        parts = RouteParts(origin)
+        if ahead == "pages":
+            parts.add({route: info for route, info in writer.routes.items() if not route.startswith("/api/")})
+        elif ahead != "none":
             early = dict(list(writer.routes.items())[::2])  # every other route, the list pages' queries among them
+            if ahead == "moved":
+                early = {route: info for route, info in early.items() if "?" not in route}
+                moved = next(route for route, info in early.items() if info["hashed"])
+                early[moved] = {**early[moved], "file": "moved.json"}  # another record than the writer's
             parts.add(early)
-            moved = next(route for route, info in early.items() if info["hashed"])
-            parts.add({moved: {**early[moved], "file": "moved.json"}})  # another record than the writer's
+        merged.append(parts.merged(writer.routes) is not None)
         writer.write_manifest(extra, parts)
-        files[ahead] = tree(writer.root)
-    assert files[True] == files[False]
-    assert len(files[False]) == 4
+        return tree(writer.root)
+
+    expected = files("none")
+    assert len(expected) == 4
+    for ahead in ("pages", "queries", "moved"):
+        assert files(ahead) == expected, ahead
+    assert merged == [False, True, False, False]
 
 
 def test_an_edited_entry_rewrites_only_what_shows_it(bundled: Path, tmp_path: Path) -> None:
