@@ -344,9 +344,11 @@ class Edit:
             emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's part is JSON)
             parts, entries = RouteParts(outputs.runtime_origin), self._entry_routes(state.keys, before, writer.routes)
             if self.child is not None:
-                if not self.child.done():  # what the files listing every route and the state make of this process's
-                    parts.add(writer.routes)  # routes, meanwhile
-                    entries.blob  # noqa: B018 - marshalled now
+                if not self.child.done():
+                    entries.blob  # noqa: B018 - the state's entry routes marshalled meanwhile
+                # And what the files listing every route make of this process's routes, while the child writes.
+                while not self.child.done() and parts.add_some(writer.routes):
+                    pass
                 routes, written, units, changed, reused = self.child.result()
                 writer.merge(routes, written, units)
                 writer.changed += changed

@@ -16,7 +16,9 @@ a path's queries); else `write_manifest` goes route by route, using what was mad
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import islice
 from operator import is_
 from typing import Any
 
@@ -47,16 +49,39 @@ class RouteParts:
         self._texts: list[str | None] = []  # their `header_texts`
         self._rules: list[str | None] = []  # their rules in `_redirects`
         self._queries = False  # whether one of them names a query
+        self._pending: Iterator[tuple[str, dict[str, Any]]] | None = None  # what `add_some` has still to make
 
     def add(self, routes: Routes) -> None:
         """Make the parts of `routes` now."""
+        self._add(list(routes.items()))
+        self._lay_out()
+
+    def add_some(self, routes: Routes, count: int = 2000) -> bool:
+        """Make the parts of the next `count` of `routes` (the same routes at every call), and once all are made,
+        lay them out in order; False when that is done. A build adds its routes so while its child still writes:
+        it stops when the child is done, and `merged` makes what is left."""
+        if self._pending is None:
+            self._pending = iter(list(routes.items()))
+        some = list(islice(self._pending, count))
+        self._add(some)
+        if len(some) < count:
+            self._lay_out()
+            return False
+        return True
+
+    def _add(self, items: list[tuple[str, dict[str, Any]]]) -> None:
         from petgen.build.distpack import route_hashes  # not at the top: petgen.content imports the dist modules
 
         rule, made = self._file_rule, self._made
-        for route, info in routes.items():
+        for route, info in items:
             made[route] = (info, header_blocks(route, info), rule(route, info))
-        paths = [*routes, *("/" + info["file"] for info in routes.values() if info["hashed"])]
+        paths = [*(route for route, _ in items), *("/" + info["file"] for _, info in items if info["hashed"])]
         self.hashes.update(zip(paths, route_hashes(paths).tolist()))
+        self._order = []
+
+    def _lay_out(self) -> None:
+        """The routes made, in order, with what `merged` takes of them."""
+        made = self._made
         self._order = sorted(made)
         self._records = [made[route][0] for route in self._order]
         self._paths = {route.partition("?")[0] for route in self._order}
@@ -75,6 +100,8 @@ class RouteParts:
     def merged(self, routes: Routes) -> Merged | None:
         """`routes` in order with their `Merged` parts, made of those added ahead and the rest's; None when none
         were added, one of them is no longer in `routes` as it was, or they cannot be merged (see the module)."""
+        if self._made and not self._order:
+            self._lay_out()
         order = self._order
         if not order or self._queries or not all(map(is_, map(routes.get, order), self._records)):
             return None

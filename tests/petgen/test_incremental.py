@@ -137,20 +137,22 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
                                                slow_child: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """With one core the incremental build writes everything in the build process (else part in a forked child).
     With a child slower than the build process, that makes what the files listing every route need of its own
-    routes while it waits (`RouteParts.add`)."""
+    routes while it waits (`RouteParts.add_some`)."""
     if cores is not None:
         monkeypatch.setattr(os, "cpu_count", lambda: cores)
     ahead: list[int] = []
     if slow_child:
-        child_part, add, merge = petgen.build.pipeline._emit_child_part, RouteParts.add, RouteParts.merged
+        child_part, add, merge = petgen.build.pipeline._emit_child_part, RouteParts.add_some, RouteParts.merged
 
         def slowly(*args: object) -> None:
             time.sleep(0.5)
             child_part(*args)  # type: ignore[arg-type]
 
-        def counted(self: RouteParts, routes: dict) -> None:
-            ahead.append(len(routes))
-            add(self, routes)
+        def counted(self: RouteParts, routes: dict, count: int = 2000) -> bool:
+            more = add(self, routes, count=5)  # a part at a time
+            if not more:
+                ahead.append(len(self.hashes))  # all of them made ahead
+            return more
 
         def merged(self: RouteParts, routes: dict) -> Merged | None:
             found = merge(self, routes)
@@ -159,7 +161,7 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
             return found
 
         monkeypatch.setattr(petgen.build.pipeline, "_emit_child_part", slowly)
-        monkeypatch.setattr(RouteParts, "add", counted)
+        monkeypatch.setattr(RouteParts, "add_some", counted)
         monkeypatch.setattr(RouteParts, "merged", merged)
     editor = Editor(bundled, seed)
     out, cache = tmp_path / "dist", tmp_path / "cache"
@@ -181,8 +183,8 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
 def test_route_parts_made_ahead_give_the_same_files(dist: Path, tmp_path: Path, origin: str | None,
                                                     signed: bool) -> None:
     """The manifest, `_routes.pack`, `_redirects` and `_headers` are the same bytes with parts of some routes made
-    ahead: merged with the rest (those of the pages, as an incremental build's own), or used route by route where
-    they cannot be (the list pages' queries among them, a route written again since they were made)."""
+    ahead: merged with the rest (those of the pages, as an incremental build's own, all or some), or used route by
+    route where they cannot be (the list pages' queries among them, a route written again since they were made)."""
     routes = orjson.loads((dist / MANIFEST).read_bytes())["routes"]
     extra = {"version": 1, **({"runtime_origin": origin} if origin else {}),
              **({"signed_proxies": True} if signed else {})}
@@ -193,8 +195,11 @@ def test_route_parts_made_ahead_give_the_same_files(dist: Path, tmp_path: Path, 
         writer.root.mkdir()
         writer.routes = {route: dict(info) for route, info in reversed(routes.items())}
         parts = RouteParts(origin)
+        pages = {route: info for route, info in writer.routes.items() if not route.startswith("/api/")}
         if ahead == "pages":
-            parts.add({route: info for route, info in writer.routes.items() if not route.startswith("/api/")})
+            parts.add(pages)
+        elif ahead == "some pages":  # the child was done before all were made
+            assert parts.add_some(pages, count=50) and parts.add_some(pages, count=50)
         elif ahead != "none":
             early = dict(list(writer.routes.items())[::2])  # every other route, the list pages' queries among them
             if ahead == "moved":
@@ -208,9 +213,9 @@ def test_route_parts_made_ahead_give_the_same_files(dist: Path, tmp_path: Path, 
 
     expected = files("none")
     assert len(expected) == 4
-    for ahead in ("pages", "queries", "moved"):
+    for ahead in ("pages", "some pages", "queries", "moved"):
         assert files(ahead) == expected, ahead
-    assert merged == [False, True, False, False]
+    assert merged == [False, True, True, False, False]
 
 
 def test_an_edited_entry_rewrites_only_what_shows_it(bundled: Path, tmp_path: Path) -> None:
