@@ -47,6 +47,16 @@ def route_hashes(paths: list[str]) -> np.ndarray:
     return np.frombuffer(b"".join([blake2b(path.encode(), digest_size=8).digest() for path in paths]), dtype="<i8")
 
 
+def hashes_of(paths: list[str], known: dict[str, int] | None) -> np.ndarray:
+    """`route_hashes(paths)`, of those in `known` as found there (the rest hashed, and added to it)."""
+    if known is None:
+        return route_hashes(paths)
+    missing = [path for path in paths if path not in known]
+    if missing:
+        known.update(zip(missing, route_hashes(missing).tolist()))
+    return np.fromiter(map(known.__getitem__, paths), dtype="<i8", count=len(paths))
+
+
 def string_table(values: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """The UTF-8 bytes of `values` one after the other, and the N + 1 offsets where each begins and ends."""
     text = "".join(values)
@@ -65,10 +75,12 @@ def strings(arrays: dict[str, np.ndarray], name: str, values: list[str]) -> None
     arrays[name], arrays[f"{name}_offsets"] = string_table(values)
 
 
-def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any], manifest_size: int | None = None) -> bytes:
+def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any], manifest_size: int | None = None,
+               known: dict[str, int] | None = None) -> bytes:
     """`_routes.pack` of a build whose manifest is `manifest` (without routes) and `routes`, written in
     `manifest_size` bytes: the runtime checks that size, so that a manifest and a route table of
-    different builds (or a broken manifest) are not loaded together."""
+    different builds (or a broken manifest) are not loaded together. `known`: `route_hash` of paths hashed
+    before (the others are added to it)."""
     paths, infos = list(routes), list(routes.values())
     files = [info["file"] for info in infos]
     types = sorted({info["type"] for info in infos})
@@ -84,7 +96,7 @@ def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any], mani
     file_paths = ["/" + files[n] for n in hashed]
     clean = np.ones(len(paths), dtype=bool)
     clean[[n for n, path in zip(hashed, file_paths) if paths[n] == path]] = False
-    keys = np.concatenate([route_hashes(paths)[clean], route_hashes(file_paths)])
+    keys = np.concatenate([hashes_of(paths, known)[clean], hashes_of(file_paths, known)])
     targets = np.concatenate([2 * np.flatnonzero(clean), 2 * np.asarray(hashed, dtype=np.int64) + 1])
     order = np.argsort(keys, kind="stable")
     arrays["hashes"] = keys[order]

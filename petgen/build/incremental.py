@@ -43,6 +43,7 @@ import shutil
 import time
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from petgen.build.cache import write_atomic
 from petgen.build.dist import (
@@ -58,22 +59,51 @@ from petgen.build.dist import (
     write_file,
 )
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 LOCK_WAIT = 3.0  # seconds to wait for a runtime to let go of the spare tree (it reloads within its poll interval)
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+V = TypeVar("V")
+
+
+class Marshalled(Generic[V]):
+    """A part of the state kept as the marshalled bytes it was read as until first used (`value`), and stored again as
+    those bytes (`blob`) if it never was: a rebuild after one edit reads the spare's files before it forks its child,
+    each entry's routes after, and the live tree's files not at all (they are stored again as the spare's)."""
+
+    __slots__ = ("_blob", "_value")
+
+    def __init__(self, value: V | None = None, blob: bytes | None = None) -> None:
+        self._value, self._blob = value, blob
+
+    @property
+    def value(self) -> V:
+        if self._value is None:
+            assert self._blob is not None
+            self._value = marshal.loads(self._blob)
+        return self._value
+
+    @property
+    def blob(self) -> bytes:
+        if self._blob is None:
+            self._blob = marshal.dumps(self._value)
+        return self._blob
 
 
 @dataclass
 class BuildState:
     """What the last build left: the files of the live tree and of the spare, and each entry's key and routes."""
 
-    live: dict[str, str]  # file -> content hash, in out_dir
+    live: Marshalled[dict[str, str]]  # file -> content hash, in out_dir
     live_stamp: Stamp
-    spare: dict[str, str] | None = None  # the same for the spare tree; None if there is no usable one
+    spare: Marshalled[dict[str, str]] | None = None  # the same for the spare tree; None if there is no usable one
     spare_stamp: Stamp | None = None
-    entries: dict[str, tuple[str, Routes]] = field(default_factory=dict)  # slug -> (key, its routes)
+    keys: dict[str, str] = field(default_factory=dict)  # slug -> the key its JSON and page were made for
+    routes: Marshalled[dict[str, Routes]] = field(default_factory=lambda: Marshalled({}))  # slug -> its routes
     units: dict[str, Unit] = field(default_factory=dict)  # the live tree's units (`DistWriter.unit`)
     version: int = STATE_VERSION
+
+
+_MARSHALLED = ("live", "spare", "routes")  # the fields of a BuildState stored as marshalled bytes of their own
 
 
 def spare_path(out: Path) -> Path:
@@ -97,6 +127,9 @@ def load_state(cache_dir: Path | None, out: Path) -> BuildState | None:
         return None
     try:
         found = marshal.loads(read_file(state_path(cache_dir, out)))
+        if isinstance(found, dict):
+            for name in _MARSHALLED:
+                found[name] = Marshalled(blob=found[name]) if found.get(name) is not None else None
         state = BuildState(**found) if isinstance(found, dict) else None
     except Exception:  # noqa: BLE001 - missing, unreadable or from another version: a full build
         return None
@@ -134,7 +167,8 @@ def save_state(cache_dir: Path | None, out: Path, state: BuildState | None) -> N
         path.parent.mkdir(parents=True, exist_ok=True)
         # marshal: plain dicts, tuples and strings, written in half the time pickle takes (Python's own format, of
         # this version: another Python fails to read it, and builds in full).
-        write_atomic(path, marshal.dumps({f.name: getattr(state, f.name) for f in fields(state)}))
+        write_atomic(path, marshal.dumps({f.name: value.blob if isinstance(value := getattr(state, f.name), Marshalled)
+                                          else value for f in fields(state)}))
     with contextlib.suppress(OSError):
         recycling_path(cache_dir, out).unlink()
 
@@ -234,12 +268,12 @@ def target_tree(out: Path, state: BuildState) -> Target:
         deadline = time.monotonic() + LOCK_WAIT
         while True:
             if lock_tree(fd, exclusive=True, wait=False):
-                return Target(spare, state.spare, recycled=True, fd=fd)
+                return Target(spare, state.spare.value, recycled=True, fd=fd)
             if time.monotonic() >= deadline:
                 break
             time.sleep(0.05)
         os.close(fd)
-    return Target(clone_tree(out, state.live), dict(state.live), recycled=False)
+    return Target(clone_tree(out, state.live.value), dict(state.live.value), recycled=False)
 
 
 def clone_tree(out: Path, files: dict[str, str]) -> Path:

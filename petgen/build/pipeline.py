@@ -15,9 +15,19 @@ from pathlib import Path
 from typing import Any, cast
 
 from petgen import __version__
-from petgen.build.dist import DistWriter, Routes, Unit, manifest_stamp, new_build_dir, retire, swap_in, sweep
+from petgen.build.dist import (
+    DistWriter,
+    Routes,
+    Unit,
+    manifest_stamp,
+    new_build_dir,
+    retire,
+    swap_in,
+    sweep,
+)
 from petgen.build.incremental import (
     BuildState,
+    Marshalled,
     Target,
     TreeWriter,
     load_state,
@@ -28,6 +38,7 @@ from petgen.build.incremental import (
     spare_path,
     target_tree,
 )
+from petgen.build.routeparts import RouteParts
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.content.model import Entry
@@ -231,9 +242,10 @@ class Outputs:
         emit_sitemap(self.kb, writer)
         self.emit_manifest(writer)
 
-    def emit_manifest(self, writer: DistWriter) -> None:
-        """The manifest with `_redirects` and `_headers`, once every other file is written."""
-        emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies)
+    def emit_manifest(self, writer: DistWriter, parts: RouteParts | None = None) -> None:
+        """The manifest with `_redirects` and `_headers`, once every other file is written (`parts`: of some routes,
+        made ahead)."""
+        emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies, parts)
 
 
 def _emit_search_task(root: Path, context: str, docs: list[Document],
@@ -269,7 +281,8 @@ class ApiEntry:
 def few_changed(keys: dict[str, str], state: BuildState) -> bool:
     """Whether few enough entries changed for an incremental build (it renders them in this process; a full
     build renders in parallel)."""
-    changed = sum(1 for slug, key in keys.items() if state.entries.get(slug, ("",))[0] != key)
+    before = state.keys
+    changed = sum(1 for slug, key in keys.items() if before.get(slug) != key)
     return changed <= max(INCREMENTAL_ENTRIES, len(keys) // 10)
 
 
@@ -299,9 +312,9 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
             retire(spare)  # a tree of an unknown build
         sweep(out_dir)
         save_state(outputs.cache_dir, out_dir, BuildState(
-            live=writer.written, live_stamp=manifest_stamp(out_dir),
+            live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir),
             spare=state.live if state else None, spare_stamp=state.live_stamp if state else None,
-            entries={slug: (key, entry_routes(slug, writer.routes)) for slug, key in keys.items()},
+            keys=keys, routes=Marshalled({slug: entry_routes(slug, writer.routes) for slug in keys}),
             units=writer.units))
     return writer
 
@@ -361,18 +374,26 @@ class Edit:
         assert writer is not None and target is not None
         out_dir, spare = outputs.out_dir, spare_path(outputs.out_dir)
         try:
-            emit_changed_entries(outputs.kb, writer, self.pages, self.keys, state.entries)
+            before = state.routes.value  # not read before the child was forked: it never needs them
+            emit_changed_entries(outputs.kb, writer, self.pages, self.keys,
+                                 {slug: (key, before[slug]) for slug, key in state.keys.items()})
             if self.child is None:
                 _emit_child_part(outputs, writer)
             emit_site(outputs.kb, writer)
             emit_openapi_and_discovery(outputs.kb, writer)
             emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's part is JSON)
+            parts, entries = RouteParts(outputs.runtime_origin), self._entry_routes(state.keys, before, writer.routes)
             if self.child is not None:
+                if not self.child.done():
+                    entries.blob  # noqa: B018 - the state's entry routes marshalled meanwhile
+                # And what the files listing every route make of this process's routes, while the child writes.
+                while not self.child.done() and parts.add_some(writer.routes):
+                    pass
                 routes, written, units, changed, reused = self.child.result()
                 writer.merge(routes, written, units)
                 writer.changed += changed
                 writer.reused += reused
-            outputs.emit_manifest(writer)
+            outputs.emit_manifest(writer, parts)
             writer.remove_stale()
             swap_in(target.root, out_dir, keep=spare)
         except BaseException:
@@ -381,13 +402,16 @@ class Edit:
         finally:
             self._release()
         sweep(out_dir)
-        before, routes = state.entries, writer.routes
         save_state(outputs.cache_dir, out_dir, BuildState(
-            live=writer.written, live_stamp=manifest_stamp(out_dir), spare=state.live, spare_stamp=state.live_stamp,
-            entries={slug: found if (found := before.get(slug)) is not None and found[0] == key else
-                     (key, entry_routes(slug, routes)) for slug, key in self.keys.items()},  # unchanged: as they were
-            units=writer.units))
+            live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir), spare=state.live,
+            spare_stamp=state.live_stamp, keys=self.keys, routes=entries, units=writer.units))
         return writer
+
+    def _entry_routes(self, keys: dict[str, str], before: dict[str, Routes], routes: Routes
+                      ) -> Marshalled[dict[str, Routes]]:
+        """Each entry's routes, for the next state: an unchanged entry's as they were (`before`, for `keys`)."""
+        return Marshalled({slug: before[slug] if keys.get(slug) == key else entry_routes(slug, routes)
+                           for slug, key in self.keys.items()})
 
     def abandon(self) -> None:
         """Wait for the child, and remove the tree if it was a clone (a spare stays marked as changing)."""
@@ -466,7 +490,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | None = None,
-                  signed_proxies: bool = False) -> None:
+                  signed_proxies: bool = False, parts: RouteParts | None = None) -> None:
     """Write `_manifest.json` with `_redirects` and `_headers` generated from the same route map."""
     writer.write_manifest({
         "version": MANIFEST_VERSION,
@@ -479,4 +503,4 @@ def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | N
         "notFound": "404.html",
         **({"runtime_origin": runtime_origin} if runtime_origin else {}),
         **({"signed_proxies": True} if runtime_origin and signed_proxies else {}),
-    })
+    }, parts)

@@ -25,6 +25,7 @@ from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
 from petgen.build.incremental import spare_path
 from petgen.build.pipeline import build
+from petgen.build.routeparts import Merged, RouteParts
 from petgen.content.problems import ContentError
 from petgen.content.text import slugify
 from petgen.emit.browse import Browse
@@ -131,12 +132,37 @@ def bundled(tmp_path: Path) -> Path:
     return content
 
 
-@pytest.mark.parametrize("seed,cores", [(1, None), (2, None), (3, 1)])
+@pytest.mark.parametrize("seed,cores,slow_child", [(1, None, False), (2, None, False), (3, 1, False), (4, None, True)])
 def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, seed: int, cores: int | None,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
-    """With one core the incremental build writes everything in the build process (else part in a forked child)."""
+                                               slow_child: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one core the incremental build writes everything in the build process (else part in a forked child).
+    With a child slower than the build process, that makes what the files listing every route need of its own
+    routes while it waits (`RouteParts.add_some`)."""
     if cores is not None:
         monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    ahead: list[int] = []
+    if slow_child:
+        child_part, add, merge = petgen.build.pipeline._emit_child_part, RouteParts.add_some, RouteParts.merged
+
+        def slowly(*args: object) -> None:
+            time.sleep(0.5)
+            child_part(*args)  # type: ignore[arg-type]
+
+        def counted(self: RouteParts, routes: dict, count: int = 2000) -> bool:
+            more = add(self, routes, count=5)  # a part at a time
+            if not more:
+                ahead.append(len(self.hashes))  # all of them made ahead
+            return more
+
+        def merged(self: RouteParts, routes: dict) -> Merged | None:
+            found = merge(self, routes)
+            if self.hashes:  # some were made ahead
+                ahead.append(found is not None)
+            return found
+
+        monkeypatch.setattr(petgen.build.pipeline, "_emit_child_part", slowly)
+        monkeypatch.setattr(RouteParts, "add_some", counted)
+        monkeypatch.setattr(RouteParts, "merged", merged)
     editor = Editor(bundled, seed)
     out, cache = tmp_path / "dist", tmp_path / "cache"
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
@@ -149,6 +175,47 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
         incremental, expected = tree(out), tree(clean)
         assert incremental.keys() == expected.keys(), (done, sorted(incremental.keys() ^ expected.keys())[:10])
         assert incremental == expected, (done, [k for k in expected if incremental[k] != expected[k]][:10])
+    assert len(ahead) == (10 if slow_child else 0) and all(ahead)  # made ahead, and merged
+
+
+@pytest.mark.parametrize("origin,signed", [(None, False), ("https://runtime.example", False),
+                                           ("https://runtime.example", True)])
+def test_route_parts_made_ahead_give_the_same_files(dist: Path, tmp_path: Path, origin: str | None,
+                                                    signed: bool) -> None:
+    """The manifest, `_routes.pack`, `_redirects` and `_headers` are the same bytes with parts of some routes made
+    ahead: merged with the rest (those of the pages, as an incremental build's own, all or some), or used route by
+    route where they cannot be (the list pages' queries among them, a route written again since they were made)."""
+    routes = orjson.loads((dist / MANIFEST).read_bytes())["routes"]
+    extra = {"version": 1, **({"runtime_origin": origin} if origin else {}),
+             **({"signed_proxies": True} if signed else {})}
+    merged = []
+
+    def files(ahead: str) -> dict[str, str]:
+        writer = petgen.build.dist.DistWriter(tmp_path / ahead)
+        writer.root.mkdir()
+        writer.routes = {route: dict(info) for route, info in reversed(routes.items())}
+        parts = RouteParts(origin)
+        pages = {route: info for route, info in writer.routes.items() if not route.startswith("/api/")}
+        if ahead == "pages":
+            parts.add(pages)
+        elif ahead == "some pages":  # the child was done before all were made
+            assert parts.add_some(pages, count=50) and parts.add_some(pages, count=50)
+        elif ahead != "none":
+            early = dict(list(writer.routes.items())[::2])  # every other route, the list pages' queries among them
+            if ahead == "moved":
+                early = {route: info for route, info in early.items() if "?" not in route}
+                moved = next(route for route, info in early.items() if info["hashed"])
+                early[moved] = {**early[moved], "file": "moved.json"}  # another record than the writer's
+            parts.add(early)
+        merged.append(parts.merged(writer.routes) is not None)
+        writer.write_manifest(extra, parts)
+        return tree(writer.root)
+
+    expected = files("none")
+    assert len(expected) == 4
+    for ahead in ("pages", "some pages", "queries", "moved"):
+        assert files(ahead) == expected, ahead
+    assert merged == [False, True, True, False, False]
 
 
 def test_an_edited_entry_rewrites_only_what_shows_it(bundled: Path, tmp_path: Path) -> None:
