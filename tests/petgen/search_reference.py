@@ -10,8 +10,8 @@ from rapidfuzz.distance import OSA
 from rapidfuzz.process import extract
 
 import petgen.search.query as engine
-import petgen.search.topk as topk
 from petgen.content.text import collation_key
+from petgen.search import topk
 from petgen.search.index import QUALITY, analyze, stems, words
 from petgen.search.stored import KINDS
 

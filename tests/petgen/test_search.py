@@ -11,9 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import petgen.search.query as engine
-import petgen.search.topk as topk
 from petgen.contract.resources import encode
-from petgen.search import update
+from petgen.search import topk, update
 from petgen.search.index import FIELDS, WEIGHTS, Document, analyze, build_index, document_terms, words, words_each
 from petgen.search.pack import pack_index
 from petgen.search.query import SearchIndex
