@@ -56,6 +56,8 @@ def items(found: Any, dist: Dist) -> list[dict[str, Any]]:
     ("Kosename für meinen Mann", "gender", ["ihn"]),
     ("names for my husband", "gender", ["ihn"]),
     ("Kosename für meine Frau", "gender", ["sie"]),
+    ("Kosename für meine schwangere Frau", "relationship", ["partner"]),  # not "Schwager"
+    ("pet name for my pregnant wife", "gender", ["sie"]),
     ("names for a woman", "gender", ["sie"]),
     ("geschlechtsneutrale Kosenamen für alle", "gender", ["alle"]),
     ("gender neutral pet names", "gender", ["alle"]),
