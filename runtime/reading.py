@@ -515,7 +515,7 @@ def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
         if token in ("syllable", "syllables", "silben") and i and tokens[i - 1] in ("two", "zwei", "2"):
             return (i - 1, i), "kurz"  # "mit zwei Silben", "1-2 syllable"
         value = next((v for v, said in LENGTHS.items() if token in said), None)
-        if value is None:
+        if value is None or tokens[i + 1:i + 2] == ["distance"]:  # "long distance" says whom, not how long
             continue
         if any(0 < j - i <= 3 for j in names):  # "kurze Kosenamen", "short cute pet names"
             return (i,), value

@@ -58,6 +58,8 @@ def items(found: Any, dist: Dist) -> list[dict[str, Any]]:
     ("Kosename für meine Frau", "gender", ["sie"]),
     ("Kosename für meine schwangere Frau", "relationship", ["partner"]),  # not "Schwager"
     ("pet name for my pregnant wife", "gender", ["sie"]),
+    ("Kosename für meine Fernbeziehung", "relationship", ["partner"]),
+    ("long distance pet names for my girlfriend", "relationship", ["partner"]),
     ("names for a woman", "gender", ["sie"]),
     ("geschlechtsneutrale Kosenamen für alle", "gender", ["alle"]),
     ("gender neutral pet names", "gender", ["alle"]),
@@ -183,6 +185,7 @@ def test_the_length_of_a_name_filters(dist: Dist, question: str, length: str) ->
 def test_length_words_that_do_not_describe_names(dist: Dist) -> None:
     from petgen.content.text import length_class
     assert "length" not in read("Kosename für jemanden, den ich lange kenne", dist)
+    assert "length" not in read("long distance pet names for my girlfriend", dist)
     assert "length" not in read("Kosename Kurzer", dist) and answer("Kosename Kurzer", dist, 1).hits[0].title == "Kurzer"
     assert [length_class(t) for t in ("Schatz", "Hasi", "Mäuschen", "Honigbienchen", "Bessere Hälfte")] == [
         "einsilbig", "kurz", "", "lang", "lang"]
