@@ -44,7 +44,8 @@ UNION_CUES = frozenset({"oder", "or"})  # "Sterne oder Sonne": either word
 NEGATIONS = folded({"nicht", "nichts", "nix", "kein", "keine", "keinen", "keiner", "keinem", "keines", "ohne", "nie",
                        "niemals", "statt", "anstatt", "ausser", "not", "no", "nothing", "never", "without", "except",
                        "instead", "dont", "don", "doesnt", "doesn", "isnt", "isn", "arent", "aren", "wont", "won", "non"})  # the next phrase is left out (`Understanding.excluded`)
-OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "different", "alternative", "alternatives"})
+OTHER_THAN = frozenset({"anderes", "andere", "anderen", "anderer", "other", "different", "alternative", "alternatives",
+                        "alternativen"})
 # "ausgefallene Kosenamen", "unusual pet names": not the classics (`excluded`, as "nicht klassisch")
 UNUSUAL = folded({"ausgefallen", "ausgefallene", "ausgefallenen", "ausgefallener", "ungewohnlich", "ungewohnliche",
                      "ungewohnlichen", "originell", "originelle", "originellen", "selten", "seltene", "seltenen",
@@ -338,11 +339,12 @@ def _recipient(translation: list[str], lexicon: Lexicon) -> list[tuple[str, str]
 
 
 def _after_cue(tokens: list[str], start: int, lexicon: Lexicon) -> bool:
-    """Whether the phrase at `start` follows "für"/"for"/"zu"/"to", with only filler in between."""
+    """Whether the phrase at `start` follows "für"/"for"/"zu"/"to", with only filler in between (not "alternatives
+    to", "Alternativen zu": what follows those is a name to leave out, not whom it is for)."""
     i = start - 1
     while i >= 0 and tokens[i] in lexicon.filler and tokens[i] not in RECIPIENT_CUES:
         i -= 1
-    return i >= 0 and tokens[i] in RECIPIENT_CUES
+    return i >= 0 and tokens[i] in RECIPIENT_CUES and not (i and tokens[i - 1] in OTHER_THAN)
 
 
 def _definition(question: str, titles: frozenset[str]) -> tuple[str, str] | None:
@@ -539,7 +541,7 @@ def _read(tokens: list[str], lexicon: Lexicon, titles: frozenset[str], aliases: 
                                               for n in range(2, MAX_PHRASE + 1) if i + n <= len(tokens)):
             negate, i = True, i + 1
             continue
-        if tokens[i] in OTHER_THAN and i + 1 < len(tokens) and tokens[i + 1] in ("als", "than", "to") \
+        if tokens[i] in OTHER_THAN and i + 1 < len(tokens) and tokens[i + 1] in ("als", "than", "to", "zu") \
                 or tokens[i] in ("anything", "everything", "alles") and i + 1 < len(tokens) and tokens[i + 1] in ("but", "ausser"):
             negate, i = True, i + 2  # "etwas anderes als Schatz", "other than Schatz", "anything but honey", "alles außer"
             continue

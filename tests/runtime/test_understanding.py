@@ -306,6 +306,7 @@ def test_recipients_mapped_to_relationships(dist: Dist, question: str, facet: st
     ("Kosenamen ohne Tiere", "tiere", "category"), ("Kosenamen für meine Frau, keine Tiernamen", "tiere", "category"),
     ("Kosename für meine Freundin ohne Maus", "maus", "title"), ("etwas anderes als Schatz", "schatz", "title"),
     ("Kosename für meinen Freund, aber nicht Schatz", "schatz", "title"),
+    ("alternatives to Schatz", "schatz", "title"), ("Alternativen zu Schatz", "schatz", "title"),
     ("not cheesy names for my boyfriend", "romantisch", "mood"), ("Kosenamen, die nicht kitschig sind", "romantisch", "mood"),
 ])
 def test_what_a_question_leaves_out_is_never_answered(dist: Dist, question: str, left_out: str, kind: str) -> None:
