@@ -274,6 +274,8 @@ def _without_phrases(tokens: list[str], phrases: tuple[list[str], ...]) -> tuple
     """The tokens without every occurrence of the phrases (lists of tokens), and whether there was one."""
     found = False
     for phrase in phrases:
+        if phrase[0] not in tokens:  # most questions: one scan in C per phrase
+            continue
         n, i = len(phrase), 0
         while i + n <= len(tokens):
             if tokens[i:i + n] == phrase:
@@ -415,7 +417,7 @@ def understand(question: str, lexicon: Lexicon, titles: frozenset[str] = frozens
             question = before + " " + question[end:]
             break
     tokens = words(question)
-    length = _length(tokens)
+    length = _length(tokens, lexicon)
     if length is not None:
         at, value = length
         result.add_intent("length", value)
@@ -506,8 +508,9 @@ def _leave_out(result: Understanding, before: Understanding) -> None:
         setattr(result, name, getattr(before, name))
 
 
-def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
-    """The positions and value of the words asking for short or long names (see LENGTHS), if any."""
+def _length(tokens: list[str], lexicon: Lexicon) -> tuple[tuple[int, ...], str] | None:
+    """The positions and value of the words asking for short or long names (see LENGTHS), if any. A length word that
+    begins a lexicon phrase is that phrase ("long distance" says whom a name is for, not how long it is)."""
     names = [i for i, t in enumerate(tokens) if names_word(t)]
     for i, token in enumerate(tokens):
         if token in SYLLABLES:
@@ -517,7 +520,8 @@ def _length(tokens: list[str]) -> tuple[tuple[int, ...], str] | None:
         if token in ("syllable", "syllables", "silben") and i and tokens[i - 1] in ("two", "zwei", "2"):
             return (i - 1, i), "kurz"  # "mit zwei Silben", "1-2 syllable"
         value = next((v for v, said in LENGTHS.items() if token in said), None)
-        if value is None or tokens[i + 1:i + 2] == ["distance"]:  # "long distance" says whom, not how long
+        if value is None or any(_lookup(lexicon, tuple(tokens[i:i + n])) for n in range(2, MAX_PHRASE + 1)
+                                if i + n <= len(tokens)):
             continue
         if any(0 < j - i <= 3 for j in names):  # "kurze Kosenamen", "short cute pet names"
             return (i,), value

@@ -67,7 +67,8 @@ WORKPLACE = folded({"buro", "office", "work", "arbeit", "team", "chef", "chefin"
                        "abteilung", "firma", "job", "kollegium", "workplace"})
 # … nor cuddly or tender ones ("office nicknames for colleagues" does not answer Knuddel)
 AT_WORK = (("mood", "romantisch"), ("mood", "leidenschaftlich"), ("mood", "kuschelig"), ("mood", "zaertlich"))
-# An older family member or an elderly person: names only children are given (for children, not for partners or friends) are left out
+# An older family member or an elderly person: names only children are given (for children, not for partners or
+# friends) are left out
 # ("nostalgische Kosenamen für den Opa" does not answer Dreikäsehoch).
 ELDERS = folded({"oma", "omi", "opa", "opi", "grandma", "grandpa", "granny", "grandmother", "grandfather", "grossmutter",
                  "grossvater", "grosseltern", "grandparents", "mama", "mutter", "mom", "mum", "mother", "mami", "mutti",
