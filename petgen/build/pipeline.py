@@ -161,19 +161,20 @@ class Begun:
     @classmethod
     def start(cls, outputs: Outputs, out_dir: Path, pages: PageRenderer, pool: Executor | None,
               workers: int = 1) -> Begun:
-        """All workers of `pool` (`workers` of them) but one are handed a chunk of entries at once, the last the
-        search index (the longest single task of the emit stage: started first, it does not finish last, while its
-        documents take a tenth of a second to make and pickle, which the others spend on their chunks), then the
-        JSON API (`api_in`) and the rest of the entries go to whichever is free."""
+        """Every worker of `pool` (`workers` of them) is handed a chunk of entries at once, then the search index
+        (the longest single task of the emit stage: handed out second, it does not finish last) and the JSON API
+        (`api_in`), the rest of the entries after them to whichever is free. The index's documents and the API's
+        rows take a fifth of a second to make and pickle at 10,000 entries: handed out first, they kept a worker
+        waiting that long with nothing to do."""
         tmp = new_build_dir(out_dir)
         begun = cls(outputs, pages, tmp, DistWriter(tmp, context=pages.context_key), None, None)
         try:
             if pool is not None:
                 kb, context = outputs.kb, entries_context(outputs.kb, begun.writer, pages)
-                begun.entries = submit_entries(pool, context, kb.packed[:workers - 1])
+                begun.entries = submit_entries(pool, context, kb.packed[:workers])
                 begun.search = outputs.search_in(pool, begun.writer)
                 begun.api = outputs.api_in(pool, begun.writer)
-                begun.entries += submit_entries(pool, context, kb.packed[workers - 1:])
+                begun.entries += submit_entries(pool, context, kb.packed[workers:])
         except BaseException:
             begun.abandon()
             raise
@@ -236,16 +237,16 @@ class Outputs:
         return pool.submit(_emit_api_task, writer.root, writer.context, replace(kb, entries=[], packed=[], warnings=[]),
                            fields, rows)
 
-    def emit_index_files(self, writer: DistWriter) -> None:
+    def emit_index_files(self, writer: DistWriter, pool: Executor | None = None) -> None:
         """The files that list all others, once they are written: the sitemap, then the manifest with
-        `_redirects` and `_headers`."""
+        `_redirects` and `_headers` (those two by the idle workers of `pool`, if any)."""
         emit_sitemap(self.kb, writer)
-        self.emit_manifest(writer)
+        self.emit_manifest(writer, pool=pool)
 
-    def emit_manifest(self, writer: DistWriter, parts: RouteParts | None = None) -> None:
+    def emit_manifest(self, writer: DistWriter, parts: RouteParts | None = None, pool: Executor | None = None) -> None:
         """The manifest with `_redirects` and `_headers`, once every other file is written (`parts`: of some routes,
         made ahead)."""
-        emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies, parts)
+        emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies, parts, pool)
 
 
 def _emit_search_task(root: Path, context: str, docs: list[Document],
@@ -302,7 +303,7 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
             writer.merge(*search.result())
         if api is not None:
             writer.merge(*api.result())
-        outputs.emit_index_files(writer)
+        outputs.emit_index_files(writer, pool)
         swap_in(begun.tmp, out_dir, keep=spare if state is not None else None)
     except BaseException:
         begun.abandon()
@@ -490,7 +491,7 @@ def collector_paused() -> Iterator[None]:
 
 
 def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | None = None,
-                  signed_proxies: bool = False, parts: RouteParts | None = None) -> None:
+                  signed_proxies: bool = False, parts: RouteParts | None = None, pool: Executor | None = None) -> None:
     """Write `_manifest.json` with `_redirects` and `_headers` generated from the same route map."""
     writer.write_manifest({
         "version": MANIFEST_VERSION,
@@ -503,4 +504,4 @@ def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | N
         "notFound": "404.html",
         **({"runtime_origin": runtime_origin} if runtime_origin else {}),
         **({"signed_proxies": True} if runtime_origin and signed_proxies else {}),
-    }, parts)
+    }, parts, pool)

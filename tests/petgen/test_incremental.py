@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
 import os
 import random
 import re
 import shutil
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import orjson
@@ -181,7 +183,7 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
 @pytest.mark.parametrize("origin,signed", [(None, False), ("https://runtime.example", False),
                                            ("https://runtime.example", True)])
 def test_route_parts_made_ahead_give_the_same_files(dist: Path, tmp_path: Path, origin: str | None,
-                                                    signed: bool) -> None:
+                                                    signed: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The manifest, `_routes.pack`, `_redirects` and `_headers` are the same bytes with parts of some routes made
     ahead: merged with the rest (those of the pages, as an incremental build's own, all or some), or used route by
     route where they cannot be (the list pages' queries among them, a route written again since they were made)."""
@@ -216,6 +218,18 @@ def test_route_parts_made_ahead_give_the_same_files(dist: Path, tmp_path: Path, 
     for ahead in ("pages", "some pages", "queries", "moved"):
         assert files(ahead) == expected, ahead
     assert merged == [False, True, True, False, False]
+    # A full build's workers, idle by then, render `_redirects` and `_headers` from the manifest they are sent.
+    pooled = petgen.build.dist.DistWriter(tmp_path / "pool")
+    pooled.root.mkdir()
+    pooled.routes = {route: dict(info) for route, info in reversed(routes.items())}
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        submitted = []
+        real_submit = pool.submit
+        pool.submit = lambda *args: submitted.append(args[1]) or real_submit(*args)  # type: ignore[method-assign]
+        monkeypatch.setattr(petgen.build.dist, "RULES_APART", 1)
+        pooled.write_manifest(extra, RouteParts(origin), pool)
+    assert sorted(submitted) == ["_headers", "_redirects"]
+    assert tree(pooled.root) == expected
 
 
 def test_an_edited_entry_rewrites_only_what_shows_it(bundled: Path, tmp_path: Path) -> None:
