@@ -21,12 +21,13 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from petgen.build.dist import trim_heap
 from petgen.content.model import Site
 from petgen.contract.resources import encode, status_resource
 from petgen.contract.schemas import OPENAPI_VERSION
 from petgen.contract.security import RAW_SECURITY_HEADERS
 from runtime.ask import AskEndpoint
-from runtime.builds.dist import Dist, DistNotFound, LargeFile, StaticFile, limit_malloc_arenas, trim_heap
+from runtime.builds.dist import Dist, DistNotFound, LargeFile, StaticFile, limit_malloc_arenas
 from runtime.builds.files import DistGone
 from runtime.builds.reloader import DistWatcher, Stamp, manifest_stamp
 from runtime.clients.botauth import BotVerifier

@@ -60,6 +60,15 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
     return b"".join(chunks)
 
 
+def trim_heap() -> None:
+    """Give the memory freed after a large piece of work back to the system (glibc keeps freed heap for the next
+    allocations otherwise: a loaded manifest, an index built in a worker)."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def content_hash(data: bytes) -> str:
     """The ETag of a file: 12 hex digits of its BLAKE2b hash."""
     return hashlib.blake2b(data, digest_size=6).hexdigest()

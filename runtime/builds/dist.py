@@ -191,15 +191,6 @@ def limit_malloc_arenas(arenas: int = 2) -> None:
         pass
 
 
-def trim_heap() -> None:
-    """Give the memory freed after a load back to the system (glibc keeps freed heap otherwise: the
-    parsed manifest and summaries are tens of MB at 50,000 entries)."""
-    try:
-        ctypes.CDLL(None).malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc
-        pass
-
-
 def mapped(build: BuildDir, name: str, otherwise: Callable[[], Pack]) -> Pack:
     """The pack file `name` of the build, mapped into memory; for a build written before there were
     such files, `otherwise()`: the same arrays made from its JSON, in memory."""

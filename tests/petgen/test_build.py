@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -14,7 +13,7 @@ from jsonschema import Draft202012Validator, FormatChecker
 
 from petgen.build import dist
 from petgen.build.dist import DistWriter, remove_tree
-from petgen.build.pipeline import ApiEntry, _emit_api_task, build
+from petgen.build.pipeline import ApiEntry, _emit_api_task, api_handoff, build
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import load_knowledge_base
 from petgen.content.problems import ContentError
@@ -102,8 +101,7 @@ def test_a_worker_writes_the_api_of_the_fields_it_reads(tmp_path: Path) -> None:
     emit_api(kb, alone)
     fields = ApiEntry.fields(kb)
     assert "originCertainty" in fields  # a facet, counted in /api/categories
-    rows = [tuple(getattr(e, name) for name in fields) for e in kb.entries]
-    result = _emit_api_task(worker.root, "", replace(kb, entries=[], packed=[], warnings=[]), fields, rows)
+    result = _emit_api_task(worker.root, "", api_handoff(kb))
     assert result == (alone.routes, alone.written, alone.units) and len(alone.written) > 30
     assert {p.name: p.read_bytes() for p in worker.root.rglob("*") if p.is_file()} == {
         p.name: p.read_bytes() for p in alone.root.rglob("*") if p.is_file()}
