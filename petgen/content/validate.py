@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -109,15 +109,17 @@ def validate(entries: list[Entry], categories: list[Category], moods: list[Mood]
     # An entry's results depend on the others only through the slugs its `related` names: while all exist, they
     # are those of the last build (`memo`, by the entry file's key) if the entry file is unchanged.
     alone = [memo is not None and slugs.issuperset(entry.related) for entry in entries]
-    for entry, kept in zip(entries, alone):
-        if not kept:
+    quiet = _quiet(entries, themes, mood_slugs, slugs, vocabularies)
+    for entry, kept, nothing in zip(entries, alone, quiet):
+        if not kept and not nothing:
             check_entry(entry, themes, mood_slugs, slugs, problems, aliases=aliases)
             if vocabularies:
                 check_facets(entry, vocabularies, problems)
     if memo is not None and keys is not None:
         kept_entries = [entry for entry, kept in zip(entries, alone) if kept]
-        found = memo.get_all([keys.get(entry.slug) for entry in kept_entries], lambda i: _checked(
-            kept_entries[i], themes, mood_slugs, slugs, aliases, vocabularies))
+        kept_quiet = [nothing for nothing, kept in zip(quiet, alone) if kept]
+        found = memo.get_all([keys.get(entry.slug) for entry in kept_entries], lambda i: [] if kept_quiet[i] else
+                             _checked(kept_entries[i], themes, mood_slugs, slugs, aliases, vocabularies))
         for entry, made in zip(kept_entries, found):
             if made:
                 problems.extend(p if p.path == entry.path else replace(p, path=entry.path) for p in made)
@@ -126,6 +128,28 @@ def validate(entries: list[Entry], categories: list[Category], moods: list[Mood]
     check_gender_families(entries, problems)
     check_repeated_sentences(entries, problems)
     check_repeated_phrases(entries, problems, phrases(entries) if phrases is not None else None)
+
+
+def _quiet(entries: list[Entry], themes: set[str], moods: set[str], slugs: set[str],
+           vocabularies: dict[str, set[str]]) -> list[bool]:
+    """Whether `check_entry` and `check_facets` would find nothing in each entry, as far as a field by field look at
+    every entry at once tells: a fifth of the time of checking them one by one (1.2 s at 50,000 entries), which
+    is left for the entries where it does not say so."""
+    def listed(name: str, known: set[str]) -> list[bool]:  # every value known, none twice
+        return [len(set(values)) == len(values) and known.issuperset(values)
+                for values in map(attrgetter(name), entries)]
+
+    columns = [listed("categories", themes), listed("moods", moods),
+               [entry.slug not in related and slugs.issuperset(related)
+                for entry, related in zip(entries, map(attrgetter("related"), entries))]]
+    if vocabularies:
+        for name in FACETS:
+            known = vocabularies.get(name)
+            if known:
+                columns.append([value in known for value in map(attrgetter(name), entries)] if name in SINGLE_VALUED
+                               else listed(name, known))
+        columns.append([SUPRAREGIONAL not in region or len(region) == 1 for region in map(attrgetter("region"), entries)])
+    return list(map(all, zip(*columns)))
 
 
 def _checked(entry: Entry, themes: set[str], moods: set[str], slugs: set[str], aliases: dict[str, Category],

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from petgen.build.pipeline import build
 from petgen.content.kb import load_knowledge_base
+from petgen.content.model import FACETS, SUPRAREGIONAL
 from petgen.content.problems import ContentError
+from petgen.content.validate import _checked, _quiet
 from tests.conftest import entry_text
 
 
@@ -318,3 +321,33 @@ def test_facets_yml_is_checked(content: Path) -> None:
            "region, language, originCertainty" in found
     assert f"{content}/facets.yml:1: facet 'gender' must be a non-empty list of values\n    hint: start each value " \
            "with '- slug: …'" in found
+
+
+def test_the_quick_look_at_all_entries_finds_what_checking_each_finds(content: Path) -> None:
+    """`_quiet` (every entry's vocabularies and links looked at field by field) says an entry has nothing to report
+    exactly when `check_entry` and `check_facets` find nothing in it, for entries with one defect of each kind."""
+    kb = load_knowledge_base(content)
+    themes = {c.slug for c in kb.categories if c.facet is None}
+    aliases = {c.slug: c for c in kb.categories if c.facet is not None}
+    moods = {m.slug for m in kb.moods}
+    slugs = {e.slug for e in kb.entries}
+    vocabularies = {name: set(kb.facets.slugs(name)) for name in FACETS}
+    base = kb.entries[0]
+    other = kb.entries[1].slug
+    defects = {
+        "none": {}, "unknown category": {"categories": [*base.categories, "gibtsnicht"]},
+        "category twice": {"categories": [base.categories[0], base.categories[0]]},
+        "alias category": {"categories": [*base.categories, next(iter(aliases))]},
+        "unknown mood": {"moods": ["gibtsnicht"]}, "mood twice": {"moods": [base.moods[0]] * 2},
+        "itself related": {"related": [base.slug]}, "unknown related": {"related": [other, "gibtsnicht"]},
+        "unknown gender": {"gender": "gibtsnicht"}, "unknown language": {"language": "gibtsnicht"},
+        "region twice": {"region": [base.region[0]] * 2}, "unknown relationship": {"relationship": ["gibtsnicht"]},
+        "supraregional and more": {"region": [SUPRAREGIONAL, next(iter(vocabularies["region"] - {SUPRAREGIONAL}))]},
+        "related fine": {"related": [other]},
+    }
+    entries = [replace(base, **fields) for fields in defects.values()]
+    quiet = _quiet(entries, themes, moods, slugs, vocabularies)
+    found = [_checked(entry, themes, moods, slugs, aliases, vocabularies) for entry in entries]
+    assert dict(zip(defects, quiet)) == {name: not problems for name, problems in zip(defects, found)}
+    assert quiet.count(True) == 2  # "none" and "related fine": each of the others has a problem
+    assert _quiet(kb.entries, themes, moods, slugs, {}) == [True] * len(kb.entries)
