@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from xxhash import xxh3_64_hexdigest
 
 from petgen.contract.security import CORS_EXPOSED, SECURITY_HEADERS
 from petgen.emit.redirects import render_redirects
@@ -70,8 +71,10 @@ def trim_heap() -> None:
 
 
 def content_hash(data: bytes) -> str:
-    """The ETag of a file: 12 hex digits of its BLAKE2b hash."""
-    return hashlib.blake2b(data, digest_size=6).hexdigest()
+    """The ETag of a file: 12 hex digits of its XXH3 hash. A build hashes every byte it writes (280 MB at 10,000
+    entries): BLAKE2b took half a second of CPU for that, XXH3 takes a twentieth. Names and ETags only need to
+    change with the content (no adversary picks the content), which a 48-bit hash does as well as any."""
+    return xxh3_64_hexdigest(data)[:12]
 
 
 Routes = dict[str, dict]  # route -> manifest record (file, etag, type, hashed, headers)
