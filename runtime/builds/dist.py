@@ -20,7 +20,7 @@ import numpy as np
 import orjson
 
 from petgen.build.dist import MANIFEST
-from petgen.build.distpack import ROUTE_PACK, SUMMARY_PACK, route_pack, summary_pack
+from petgen.build.distpack import ROUTE_HASH, ROUTE_PACK, SUMMARY_PACK, route_pack, summary_pack
 from petgen.content.lexicon import Lexicon
 from petgen.content.model import Site
 from petgen.content.text import initial, length_class
@@ -156,6 +156,8 @@ class Dist:
             table = RouteTable(mapped(build, ROUTE_PACK, lambda: route_pack_of(build)))
             if table.pack.meta.get("manifestSize") not in (None, build.size(MANIFEST)):
                 raise ValueError(f"{MANIFEST} is not the one written with {ROUTE_PACK}")
+            if table.pack.meta.get("routeHash") != ROUTE_HASH:  # written by an earlier petgen: made again, in memory
+                table = RouteTable(route_pack_of(build))
             manifest = dict(table.manifest)
             search = SearchIndex.load(build.path / table.file_of(ENGINE_ROUTE))  # through the handle: the same build
             summaries = mapped(build, SUMMARY_PACK, lambda: Pack(summary_pack(orjson.loads(build.read(manifest["data"])))))

@@ -3,6 +3,7 @@ running runtime (a response always comes whole from one build)."""
 
 from __future__ import annotations
 
+import hashlib
 import mmap
 import os
 import shutil
@@ -16,11 +17,13 @@ import orjson
 import pytest
 from starlette.testclient import TestClient
 
-from petgen.build.dist import IMMUTABLE, REVALIDATE, content_hash
-from petgen.build.distpack import ROUTE_PACK, SUMMARY_PACK
+from petgen.build import distpack
+from petgen.build.dist import IMMUTABLE, MANIFEST, REVALIDATE, content_hash
+from petgen.build.distpack import ROUTE_HASH, ROUTE_PACK, SUMMARY_PACK
 from petgen.build.pipeline import build
 from petgen.contract.resources import filter_summaries
 from petgen.contract.security import RAW_SECURITY_HEADERS
+from petgen.search.packfile import Pack
 from runtime.builds import files
 from runtime.builds.dist import Dist
 from runtime.builds.files import HOT_FILE_MAX, LargeFile, StaticFile
@@ -106,6 +109,27 @@ def test_route_table_answers_exactly_the_manifest(big_dist: Path) -> None:
     shard = next(route for route, info in manifest.items() if info["hashed"] and route == "/" + info["file"])
     served = dist.routes.serve(shard)
     assert served is not None and (b"cache-control", IMMUTABLE.encode()) in served.headers  # as its file path
+
+
+def test_a_route_pack_of_another_hash_is_made_again_from_the_manifest(big_dist: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A route pack whose table was hashed otherwise (by an earlier petgen: BLAKE2b) would find no route with this
+    runtime's hash; the runtime makes the table again from the manifest, and every route is found."""
+    old = tmp_path / "dist"
+    shutil.copytree(big_dist, old)
+    manifest = orjson.loads((big_dist / MANIFEST).read_bytes())
+    with monkeypatch.context() as patched:
+        patched.setattr(distpack, "ROUTE_HASH", "blake2b-64")
+        patched.setattr(distpack, "xxh3_64_intdigest", lambda data: int.from_bytes(
+            hashlib.blake2b(data, digest_size=8).digest(), "little"))
+        (old / ROUTE_PACK).write_bytes(distpack.route_pack(manifest.pop("routes"), manifest,
+                                                           (big_dist / MANIFEST).stat().st_size))
+    assert Pack.open(old / ROUTE_PACK).meta["routeHash"] == "blake2b-64"
+    loaded = Dist.load(old)
+    assert loaded.routes.table.pack.meta["routeHash"] == ROUTE_HASH
+    assert not isinstance(loaded.routes.table.pack.buffer, mmap.mmap)  # made in memory
+    for path in manifest_of(big_dist)["routes"]:
+        assert loaded.routes.table.find(path) >= 0, path
 
 
 def test_a_build_without_its_pack_files_loads_the_same_from_json(big_dist: Path, tmp_path: Path) -> None:
