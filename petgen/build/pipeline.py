@@ -63,6 +63,7 @@ from petgen.emit.templating import keep_compiled_templates
 
 MANIFEST_VERSION = 1
 WriterResult = tuple[Routes, dict[str, str], dict[str, Unit]]  # what a writer in a worker wrote, to `merge`
+PICKLED_SLICE = 1000  # values per pickle handed to a worker's task (`_pickled`)
 INCREMENTAL_ENTRIES = 200  # an incremental build renders up to this many entries (or a tenth of them)
 
 
@@ -162,20 +163,20 @@ class Begun:
     @classmethod
     def start(cls, outputs: Outputs, out_dir: Path, pages: PageRenderer, pool: Executor | None,
               workers: int = 1) -> Begun:
-        """Every worker of `pool` (`workers` of them) is handed a chunk of entries at once, then the search index
-        (the longest single task of the emit stage: handed out second, it does not finish last) and the JSON API
+        """Every worker of `pool` (`workers` of them) is handed two chunks of entries at once, then the search index
+        (the longest single task of the emit stage: handed out early, it does not finish last) and the JSON API
         (`api_in`), the rest of the entries after them to whichever is free. The index's documents and the API's
-        rows take a fifth of a second to make and pickle at 10,000 entries: handed out first, they kept a worker
-        waiting that long with nothing to do."""
+        rows take a fifth of a second to make and pickle at 10,000 entries, a second at 50,000, which the
+        workers spend on those chunks (handed out first, they had kept the workers waiting as long)."""
         tmp = new_build_dir(out_dir)
         begun = cls(outputs, pages, tmp, DistWriter(tmp, context=pages.context_key), None, None)
         try:
             if pool is not None:
                 kb, context = outputs.kb, entries_context(outputs.kb, begun.writer, pages)
-                begun.entries = submit_entries(pool, context, kb.packed[:workers])
+                begun.entries = submit_entries(pool, context, kb.packed[:2 * workers])
                 begun.search = outputs.search_in(pool, begun.writer)
                 begun.api = outputs.api_in(pool, begun.writer)
-                begun.entries += submit_entries(pool, context, kb.packed[workers:])
+                begun.entries += submit_entries(pool, context, kb.packed[2 * workers:])
         except BaseException:
             begun.abandon()
             raise
@@ -247,35 +248,42 @@ class Outputs:
         emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies, parts, pool)
 
 
-def _pickled(value: Any) -> bytes:
-    """`value` pickled for a worker's task that unpickles it itself (`_emit_search_task`, `_emit_api_task`), so that
-    nothing else holds it once the task is done with it."""
-    return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+def _pickled(values: list) -> list[bytes]:
+    """`values` pickled a slice at a time, for a worker's task that unpickles them itself (`_emit_search_task`,
+    `_emit_api_task`), so that nothing else holds them once the task is done with them. One pickle of the whole list
+    would hold the interpreter lock as long as it takes (half a second at 50,000 entries), and the executor's
+    threads could not hand the workers their chunks of entries meanwhile: they ran out of work."""
+    return [pickle.dumps(values[i:i + PICKLED_SLICE], protocol=pickle.HIGHEST_PROTOCOL)
+            for i in range(0, len(values), PICKLED_SLICE)]
 
 
-def api_handoff(kb: KnowledgeBase) -> bytes:
-    """What `_emit_api_task` is handed, pickled: `kb` without its entries, the fields the API reads (`ApiEntry`) and
-    each entry's values of them, in list order."""
+def _unpickled(slices: list[bytes]) -> list:
+    """The values `_pickled` made `slices` of."""
+    return [value for blob in slices for value in pickle.loads(blob)]
+
+
+def api_handoff(kb: KnowledgeBase) -> tuple[bytes, list[bytes]]:
+    """What `_emit_api_task` is handed, pickled: `kb` without its entries with the fields the API reads (`ApiEntry`),
+    and each entry's values of them, in list order."""
     fields = ApiEntry.fields(kb)
     rows = [tuple([getattr(entry, name) for name in fields]) for entry in kb.entries]
-    return _pickled((replace(kb, entries=[], packed=[], warnings=[]), fields, rows))
+    return pickle.dumps((replace(kb, entries=[], packed=[], warnings=[]), fields)), _pickled(rows)
 
 
-def _emit_search_task(root: Path, context: str, docs: bytes, state: Path | None) -> WriterResult:
-    """`emit_search_index` in a worker, into the build's tree, of the pickled documents; the routes, files and unit
+def _emit_search_task(root: Path, context: str, docs: list[bytes], state: Path | None) -> WriterResult:
+    """`emit_search_index` in a worker, into the build's tree, of the `_pickled` documents; the routes, files and unit
     go back to the build."""
     writer = DistWriter(root, context=context)
-    emit_search_index(None, writer, pickle.loads(docs), state=state)
+    emit_search_index(None, writer, _unpickled(docs), state=state)
     return _handed_back(writer)
 
 
-def _emit_api_task(root: Path, context: str, pickled: bytes) -> WriterResult:
-    """`emit_api` in a worker, into the build's tree, of the pickled (knowledge base, fields, rows): the knowledge base
-    with the entries whose `fields` are `rows` (in list order); the routes, files and units go back to the build."""
+def _emit_api_task(root: Path, context: str, handed: tuple[bytes, list[bytes]]) -> WriterResult:
+    """`emit_api` in a worker, into the build's tree, of `api_handoff`: the knowledge base with the entries whose
+    fields are the rows (in list order); the routes, files and units go back to the build."""
     writer = DistWriter(root, context=context)
-    kb, fields, rows = pickle.loads(pickled)
-    kb = replace(kb, entries=cast(list[Entry], [ApiEntry(dict(zip(fields, row))) for row in rows]))
-    del rows
+    kb, fields = pickle.loads(handed[0])
+    kb = replace(kb, entries=cast(list[Entry], [ApiEntry(dict(zip(fields, row))) for row in _unpickled(handed[1])]))
     emit_api(kb, writer)
     del kb
     return _handed_back(writer)
