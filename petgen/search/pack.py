@@ -26,14 +26,16 @@ P posting lists, E postings):
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-from petgen.search.index import title_order, words
+from petgen.search.index import title_order, words_each
 from petgen.search.packfile import write_pack
 from petgen.search.query import PREFIX_FANOUT, SHORT_PREFIX, confidence
 from petgen.search.stored import DENSE_SHARE, HEAD, KINDS, PACK_FORMAT
@@ -126,15 +128,18 @@ def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, 
     np.cumsum(lengths, out=start[1:])
     docs = docs.astype(np.int32, copy=False)
     conf = confidence(weights)
-    table, codes = np.unique(conf, return_inverse=True)
+    table = np.unique(conf)
     if len(table) > 256:
         raise ValueError("more than 256 distinct field confidences")
+    codes = np.searchsorted(table, conf)  # a few distinct values: cheaper than the sort `return_inverse` makes
     arrays = {"confidences": table, "post_start": start, "post_docs": docs, "post_conf": codes.astype(np.uint8)}
-    # Impact order of the long lists: confidence descending, then title order, in one sort of all their postings.
+    # Impact order of the long lists: confidence descending, then title order, in one sort of all their postings
+    # (by one key: list, confidence code descending, rank in title order; every key distinct).
     list_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     long = lengths > HEAD
     inside = np.flatnonzero(long[list_of])
-    perm = inside[np.lexsort((order[docs[inside]], -conf[inside], list_of[inside]))]
+    key = (list_of[inside] * len(table) + (len(table) - 1 - codes[inside])) * max(n, 1) + order[docs[inside]]
+    perm = inside[np.argsort(key)]
     long_ids = np.flatnonzero(long)
     impact_start = np.zeros(len(long_ids) + 1, dtype=np.int64)
     np.cumsum(lengths[long_ids], out=impact_start[1:])
@@ -161,17 +166,20 @@ def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, 
 
 def prefix_completions(vocabulary: list[str]) -> dict[str, list[str]]:
     """Every prefix of 2 to SHORT_PREFIX letters of the words in `vocabulary` (sorted), in order, with its
-    PREFIX_FANOUT shortest completions (then alphabetical; the prefix itself among them if it is a word)."""
-    short: dict[str, list[str]] = {}
-    for word in vocabulary:
-        for size in range(2, min(SHORT_PREFIX, len(word)) + 1):
-            short.setdefault(word[:size], []).append(word)
-    return {prefix: shortest(short[prefix]) for prefix in sorted(short)}
+    PREFIX_FANOUT shortest completions (then alphabetical; the prefix itself among them if it is a word): the
+    words from the prefix up to the next one, a slice of the vocabulary."""
+    prefixes = set(chain.from_iterable(map(itemgetter(slice(size)), vocabulary) for size in range(2, SHORT_PREFIX + 1)))
+    prefixes.difference_update([prefix for prefix in prefixes if len(prefix) < 2])
+    found = {}
+    for prefix in sorted(prefixes):
+        start = bisect_left(vocabulary, prefix)
+        found[prefix] = shortest(vocabulary[start:bisect_left(vocabulary, prefix + "\U0010ffff", start)])
+    return found
 
 
-def shortest(words: Iterable[str]) -> list[str]:
-    """The PREFIX_FANOUT shortest of `words`, then alphabetical."""
-    return sorted(words, key=lambda w: (len(w), w))[:PREFIX_FANOUT]
+def shortest(words: list[str]) -> list[str]:
+    """The PREFIX_FANOUT shortest of `words` (in alphabetical order), then alphabetical."""
+    return sorted(words, key=len)[:PREFIX_FANOUT]
 
 
 def prefix_arrays(completions: dict[str, list[str]], term_id: dict[str, int]) -> dict[str, np.ndarray]:
@@ -206,11 +214,11 @@ def shape_key(shape: tuple[str, int]) -> int:
     return ord(shape[0]) << 32 | shape[1]
 
 
-def title_arrays(docs: Iterable[list[str]]) -> dict[str, np.ndarray]:
+def title_arrays(docs: Sequence[list[str]]) -> dict[str, np.ndarray]:
     """The folded titles (`Honey Bunny` → `honey bunny`), each once, by shape, with their documents."""
     title_docs: dict[str, list[int]] = {}
-    for doc, (_, title, _, _) in enumerate(docs):
-        folded = " ".join(words(title))
+    for doc, found in enumerate(words_each([title for _, title, _, _ in docs])):
+        folded = " ".join(found)
         if folded:
             title_docs.setdefault(folded, []).append(doc)
     titles = list(title_docs)  # in the order of their first document
