@@ -76,14 +76,24 @@ def words_each(texts: list[str]) -> list[list[str]]:
     joined = "\x00".join(texts)
     if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
         return [words(text) for text in texts]
-    tokens = _WORD_OR_NUL.findall(unicodedata.normalize("NFC", joined).casefold())
+    tokens = fold_words(_WORD_OR_NUL.findall(unicodedata.normalize("NFC", joined).casefold()))
     found, start = [], 0
     for _ in range(len(texts) - 1):
         end = tokens.index("\x00", start)
-        found.append(list(map(fold_word, tokens[start:end])))
+        found.append(tokens[start:end])
         start = end + 1
-    found.append(list(map(fold_word, tokens[start:])))
+    found.append(tokens[start:])
     return found
+
+
+def fold_words(tokens: list[str]) -> list[str]:
+    """`fold_word` of each lowercase word, all of them at once: folded joined by spaces (which no word has and
+    folding leaves alone; else, if some character folds to a space, one by one)."""
+    folded = strip_accents(" ".join(tokens).translate(_UMLAUT))
+    for digraph, base in _DIGRAPHS:
+        folded = folded.replace(digraph, base)
+    found = folded.split(" ")
+    return found if len(found) == len(tokens) else list(map(fold_word, tokens))
 
 
 @lru_cache(maxsize=65536)

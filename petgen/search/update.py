@@ -22,6 +22,7 @@ from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import chain, compress, groupby, pairwise
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -184,8 +185,8 @@ def shards(kinds: dict[str, Postings], order: list[int], encode: Encode) -> dict
         docs, weights, bounds = renumbered[by].tolist(), flat.weights[by].tolist(), flat.start.tolist()
         lists = [(docs[lo:hi], weights[lo:hi]) for lo, hi in pairwise(bounds)]  # encoded as [docs, weights]
         at = 0
-        for key, run in groupby(map(shard_key, flat.terms)):
-            size = sum(1 for _ in run)
+        for prefix, run in groupby(map(itemgetter(slice(2)), flat.terms)):  # shard_key(prefix) is each term's
+            size, key = len(list(run)), shard_key(prefix)
             into = found.get(key)
             if into is None:
                 into = found[key] = {"stems": {}, "words": {}, "parts": {}}
