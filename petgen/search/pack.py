@@ -128,7 +128,7 @@ def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, 
     np.cumsum(lengths, out=start[1:])
     docs = docs.astype(np.int32, copy=False)
     conf = confidence(weights)
-    table = np.unique(conf)
+    table = distinct_sorted(np.sort(conf))
     if len(table) > 256:
         raise ValueError("more than 256 distinct field confidences")
     codes = np.searchsorted(table, conf)  # a few distinct values: cheaper than the sort `return_inverse` makes
@@ -162,6 +162,12 @@ def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, 
     arrays["dense_posting"] = dense.astype(np.int32)
     arrays["bits"] = np.packbits(bits, bitorder="little").view(np.uint64)
     return arrays
+
+
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """The distinct values of an ascending array: `np.unique`'s, without the import of numpy.ma (15 ms) that numpy 2's
+    makes when first called."""
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) > 1 else values
 
 
 def prefix_completions(vocabulary: list[str]) -> dict[str, list[str]]:

@@ -40,7 +40,7 @@ from petgen.search.index import (
     stems_each,
     title_order,
 )
-from petgen.search.pack import Postings, pack, prefix_completions, shortest, title_arrays
+from petgen.search.pack import Postings, distinct_sorted, pack, prefix_completions, shortest, title_arrays
 from petgen.search.query import SHORT_PREFIX
 from petgen.search.stored import KINDS
 
@@ -122,7 +122,7 @@ def _compound_parts(vocabulary: list[str], sizes: np.ndarray, known: set[str],
     """`compound_parts` of the words that `codes` (ascending) stand for (word << 1, with tails if code & 1), as
     pairs: each part (perhaps twice) with the rank of its code in `codes`, ascending. Every cut of each word at
     once: its head and its end, each kept if known, an end also if it is a tail."""
-    word_ids = np.unique(codes >> 1)
+    word_ids = distinct_sorted(codes >> 1)
     long_words = [vocabulary[w] for w in word_ids.tolist()]
     heads = [word[:i] for word in long_words for i in range(3, len(word) - 2)]
     ends = [word[i:] for word in long_words for i in range(3, len(word) - 2)]
