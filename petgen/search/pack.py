@@ -29,7 +29,7 @@ import zlib
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, pairwise
 from operator import itemgetter
 from typing import Any
 
@@ -97,27 +97,36 @@ def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] 
     words = kinds["words"].terms  # sorted
     arrays["vocabulary"] = np.fromiter(map(term_id.__getitem__, words), dtype=np.int32, count=len(words))
     arrays.update(prefix_arrays(completions if completions is not None else prefix_completions(words), term_id))
-    by_shape: dict[tuple[str, int], list[int]] = {}
-    for word in words:
-        by_shape.setdefault((word[0], len(word)), []).append(term_id[word])
-    arrays.update(shapes("shape", by_shape, terms))
+    arrays.update(shapes("shape", words, arrays["vocabulary"]))
     arrays.update(titles if titles is not None else title_arrays(docs))
     return write_pack(arrays, {"format": PACK_FORMAT, "documents": n})
 
 
 def strings(name: str, values: Sequence[str], *, hashed: bool = False) -> dict[str, np.ndarray]:
     """A string table: `<name>_text` (UTF-8), `<name>_offsets`; with `hashed`, a lookup by CRC-32."""
+    if not hashed:
+        data, offsets = utf8(values)
+        return {f"{name}_text": np.frombuffer(data, dtype=np.uint8), f"{name}_offsets": offsets}
     encoded = [v.encode() for v in values]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    found = {f"{name}_text": np.frombuffer(b"".join(encoded), dtype=np.uint8),
-             f"{name}_offsets": offsets}
-    if hashed:
-        hashes = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint32, count=len(encoded))
-        by_hash = np.argsort(hashes, kind="stable")
-        found[f"{name}_hash"] = hashes[by_hash]
-        found[f"{name}_by_hash"] = by_hash.astype(np.int32)
-    return found
+    hashes = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint32, count=len(encoded))
+    by_hash = np.argsort(hashes, kind="stable")
+    return {f"{name}_text": np.frombuffer(b"".join(encoded), dtype=np.uint8), f"{name}_offsets": offsets,
+            f"{name}_hash": hashes[by_hash], f"{name}_by_hash": by_hash.astype(np.int32)}
+
+
+def utf8(values: Sequence[str]) -> tuple[bytes, np.ndarray]:
+    """Strings one after another in UTF-8, with where each starts (one more than strings): encoded at once, each
+    string's start the first byte of its first character."""
+    text = "".join(values)
+    data = text.encode()
+    chars = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=len(values)), out=chars[1:])
+    if len(data) == len(text):  # ASCII: a byte a character
+        return data, chars
+    firsts = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) & 0xC0 != 0x80)  # each character's first byte
+    return data, np.append(firsts, len(data))[chars]
 
 
 def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, order: np.ndarray) -> dict[str, np.ndarray]:
@@ -190,34 +199,32 @@ def shortest(words: list[str]) -> list[str]:
 
 def prefix_arrays(completions: dict[str, list[str]], term_id: dict[str, int]) -> dict[str, np.ndarray]:
     """The prefixes (`prefix_completions`) as a string table, with their completions' terms."""
-    return {**strings("prefix", list(completions), hashed=True),
-            **flat("prefix", [[term_id[w] for w in found] for found in completions.values()])}
+    return {**strings("prefix", list(completions), hashed=True), **flat("prefix", list(completions.values()), term_id)}
 
 
-def flat(name: str, lists: list[list[int]]) -> dict[str, np.ndarray]:
-    """Lists of integers as `<name>_start` (one more than lists) into `<name>_items`."""
+def flat(name: str, lists: list[list[Any]], ids: dict[Any, int] | None = None) -> dict[str, np.ndarray]:
+    """Lists of integers (or of keys of `ids`) as `<name>_start` (one more than lists) into `<name>_items`."""
     start = np.zeros(len(lists) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=start[1:])
-    items = np.fromiter(chain.from_iterable(lists), dtype=np.int32, count=int(start[-1]))
-    return {f"{name}_start": start, f"{name}_items": items}
+    items = chain.from_iterable(lists)
+    return {f"{name}_start": start, f"{name}_items": np.fromiter(items if ids is None else map(ids.__getitem__, items),
+                                                                 dtype=np.int32, count=int(start[-1]))}
 
 
-def shapes(name: str, buckets: dict[tuple[str, int], list[int]], texts: Sequence[str]) -> dict[str, np.ndarray]:
-    """Strings by (first letter, length) in the order given: `<name>_key` (ascending: code point << 32 | length),
-    `<name>_start` into `<name>_items` (their ids), and each shape's strings joined by newlines (`<name>_text`,
-    from `<name>_text_start`)."""
-    keys = sorted(buckets, key=shape_key)
-    joined = [("\n".join(texts[i] for i in buckets[key])).encode() for key in keys]
-    text_start = np.zeros(len(keys) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, joined), dtype=np.int64, count=len(joined)), out=text_start[1:])
-    lists = flat(name, [buckets[key] for key in keys])
-    return {f"{name}_key": np.fromiter(map(shape_key, keys), dtype=np.int64, count=len(keys)),
-            f"{name}_start": lists[f"{name}_start"], f"{name}_items": lists[f"{name}_items"],
-            f"{name}_text": np.frombuffer(b"".join(joined), dtype=np.uint8), f"{name}_text_start": text_start}
-
-
-def shape_key(shape: tuple[str, int]) -> int:
-    return ord(shape[0]) << 32 | shape[1]
+def shapes(name: str, values: list[str], ids: np.ndarray) -> dict[str, np.ndarray]:
+    """Strings (not empty; their `ids`) by shape, (first letter, length), in the order given within a shape:
+    `<name>_key` (ascending: code point << 32 | length), `<name>_start` into `<name>_items` (their ids), and each
+    shape's strings joined by newlines (`<name>_text`, from `<name>_text_start`)."""
+    key = np.fromiter(map(ord, map(itemgetter(0), values)), dtype=np.int64, count=len(values)) << 32
+    key |= np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    by = np.argsort(key, kind="stable")
+    key = key[by]
+    firsts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1]))) if len(key) else by
+    start = np.append(firsts, len(key)).astype(np.int64)
+    ordered = list(map(values.__getitem__, by.tolist()))
+    data, text_start = utf8(["\n".join(ordered[lo:hi]) for lo, hi in pairwise(start.tolist())])
+    return {f"{name}_key": key[firsts], f"{name}_start": start, f"{name}_items": ids[by].astype(np.int32),
+            f"{name}_text": np.frombuffer(data, dtype=np.uint8), f"{name}_text_start": text_start}
 
 
 def title_arrays(docs: Sequence[list[str]]) -> dict[str, np.ndarray]:
@@ -228,7 +235,4 @@ def title_arrays(docs: Sequence[list[str]]) -> dict[str, np.ndarray]:
         if folded:
             title_docs.setdefault(folded, []).append(doc)
     titles = list(title_docs)  # in the order of their first document
-    by_shape: dict[tuple[str, int], list[int]] = {}
-    for i, folded in enumerate(titles):
-        by_shape.setdefault((folded[0], len(folded)), []).append(i)
-    return {**shapes("title", by_shape, titles), **flat("title_docs", list(title_docs.values()))}
+    return {**shapes("title", titles, np.arange(len(titles))), **flat("title_docs", list(title_docs.values()))}
