@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import zlib
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Sequence, Sized
 from dataclasses import dataclass
 from itertools import chain, pairwise
 from operator import itemgetter
@@ -84,18 +84,19 @@ def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] 
     arrays.update(strings("doc", [field for doc in docs for field in doc]))
     arrays.update(strings("term", terms, hashed=True))
     arrays["term_chars"] = np.fromiter(map(len, terms), dtype=np.int32, count=len(terms))
+    ids = {kind: np.fromiter(map(term_id.__getitem__, kinds[kind].terms), dtype=np.int64, count=len(kinds[kind].terms))
+           for kind in KINDS}
     term_posting = np.full((len(KINDS), len(terms)), -1, dtype=np.int32)
     first = 0
     for k, kind in enumerate(KINDS):
-        ids = np.fromiter(map(term_id.__getitem__, kinds[kind].terms), dtype=np.int64, count=len(kinds[kind].terms))
-        term_posting[k, ids] = np.arange(first, first + len(ids), dtype=np.int32)
-        first += len(ids)
+        term_posting[k, ids[kind]] = np.arange(first, first + len(ids[kind]), dtype=np.int32)
+        first += len(ids[kind])
     arrays["term_posting"] = term_posting.ravel()
     lengths = np.concatenate([np.diff(kinds[kind].start) for kind in KINDS])
     arrays.update(postings_arrays(lengths, np.concatenate([kinds[kind].docs for kind in KINDS]),
                                   np.concatenate([kinds[kind].weights for kind in KINDS]), order))
     words = kinds["words"].terms  # sorted
-    arrays["vocabulary"] = np.fromiter(map(term_id.__getitem__, words), dtype=np.int32, count=len(words))
+    arrays["vocabulary"] = ids["words"].astype(np.int32)
     arrays.update(prefix_arrays(completions if completions is not None else prefix_completions(words), term_id))
     arrays.update(shapes("shape", words, arrays["vocabulary"]))
     arrays.update(titles if titles is not None else title_arrays(docs))
@@ -104,29 +105,21 @@ def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] 
 
 def strings(name: str, values: Sequence[str], *, hashed: bool = False) -> dict[str, np.ndarray]:
     """A string table: `<name>_text` (UTF-8), `<name>_offsets`; with `hashed`, a lookup by CRC-32."""
-    if not hashed:
-        data, offsets = utf8(values)
-        return {f"{name}_text": np.frombuffer(data, dtype=np.uint8), f"{name}_offsets": offsets}
     encoded = [v.encode() for v in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    hashes = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint32, count=len(encoded))
-    by_hash = np.argsort(hashes, kind="stable")
-    return {f"{name}_text": np.frombuffer(b"".join(encoded), dtype=np.uint8), f"{name}_offsets": offsets,
-            f"{name}_hash": hashes[by_hash], f"{name}_by_hash": by_hash.astype(np.int32)}
+    found = {f"{name}_text": np.frombuffer(b"".join(encoded), dtype=np.uint8), f"{name}_offsets": starts(encoded)}
+    if hashed:
+        hashes = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint32, count=len(encoded))
+        by_hash = np.argsort(hashes, kind="stable")
+        found[f"{name}_hash"] = hashes[by_hash]
+        found[f"{name}_by_hash"] = by_hash.astype(np.int32)
+    return found
 
 
-def utf8(values: Sequence[str]) -> tuple[bytes, np.ndarray]:
-    """Strings one after another in UTF-8, with where each starts (one more than strings): encoded at once, each
-    string's start the first byte of its first character."""
-    text = "".join(values)
-    data = text.encode()
-    chars = np.zeros(len(values) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=len(values)), out=chars[1:])
-    if len(data) == len(text):  # ASCII: a byte a character
-        return data, chars
-    firsts = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) & 0xC0 != 0x80)  # each character's first byte
-    return data, np.append(firsts, len(data))[chars]
+def starts(values: Sequence[Sized]) -> np.ndarray:
+    """Where each of some values starts when they are put one after another, and where the last ends."""
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=len(values)), out=offsets[1:])
+    return offsets
 
 
 def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, order: np.ndarray) -> dict[str, np.ndarray]:
@@ -204,8 +197,7 @@ def prefix_arrays(completions: dict[str, list[str]], term_id: dict[str, int]) ->
 
 def flat(name: str, lists: list[list[Any]], ids: dict[Any, int] | None = None) -> dict[str, np.ndarray]:
     """Lists of integers (or of keys of `ids`) as `<name>_start` (one more than lists) into `<name>_items`."""
-    start = np.zeros(len(lists) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=start[1:])
+    start = starts(lists)
     items = chain.from_iterable(lists)
     return {f"{name}_start": start, f"{name}_items": np.fromiter(items if ids is None else map(ids.__getitem__, items),
                                                                  dtype=np.int32, count=int(start[-1]))}
@@ -222,9 +214,9 @@ def shapes(name: str, values: list[str], ids: np.ndarray) -> dict[str, np.ndarra
     firsts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1]))) if len(key) else by
     start = np.append(firsts, len(key)).astype(np.int64)
     ordered = list(map(values.__getitem__, by.tolist()))
-    data, text_start = utf8(["\n".join(ordered[lo:hi]) for lo, hi in pairwise(start.tolist())])
+    joined = ["\n".join(ordered[lo:hi]).encode() for lo, hi in pairwise(start.tolist())]
     return {f"{name}_key": key[firsts], f"{name}_start": start, f"{name}_items": ids[by].astype(np.int32),
-            f"{name}_text": np.frombuffer(data, dtype=np.uint8), f"{name}_text_start": text_start}
+            f"{name}_text": np.frombuffer(b"".join(joined), dtype=np.uint8), f"{name}_text_start": starts(joined)}
 
 
 def title_arrays(docs: Sequence[list[str]]) -> dict[str, np.ndarray]:
