@@ -26,14 +26,16 @@ P posting lists, E postings):
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Sequence, Sized
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, pairwise
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-from petgen.search.index import title_order, words
+from petgen.search.index import title_order, words_each
 from petgen.search.packfile import write_pack
 from petgen.search.query import PREFIX_FANOUT, SHORT_PREFIX, confidence
 from petgen.search.stored import DENSE_SHARE, HEAD, KINDS, PACK_FORMAT
@@ -82,23 +84,21 @@ def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] 
     arrays.update(strings("doc", [field for doc in docs for field in doc]))
     arrays.update(strings("term", terms, hashed=True))
     arrays["term_chars"] = np.fromiter(map(len, terms), dtype=np.int32, count=len(terms))
+    ids = {kind: np.fromiter(map(term_id.__getitem__, kinds[kind].terms), dtype=np.int64, count=len(kinds[kind].terms))
+           for kind in KINDS}
     term_posting = np.full((len(KINDS), len(terms)), -1, dtype=np.int32)
     first = 0
     for k, kind in enumerate(KINDS):
-        ids = np.fromiter(map(term_id.__getitem__, kinds[kind].terms), dtype=np.int64, count=len(kinds[kind].terms))
-        term_posting[k, ids] = np.arange(first, first + len(ids), dtype=np.int32)
-        first += len(ids)
+        term_posting[k, ids[kind]] = np.arange(first, first + len(ids[kind]), dtype=np.int32)
+        first += len(ids[kind])
     arrays["term_posting"] = term_posting.ravel()
     lengths = np.concatenate([np.diff(kinds[kind].start) for kind in KINDS])
     arrays.update(postings_arrays(lengths, np.concatenate([kinds[kind].docs for kind in KINDS]),
                                   np.concatenate([kinds[kind].weights for kind in KINDS]), order))
     words = kinds["words"].terms  # sorted
-    arrays["vocabulary"] = np.fromiter(map(term_id.__getitem__, words), dtype=np.int32, count=len(words))
+    arrays["vocabulary"] = ids["words"].astype(np.int32)
     arrays.update(prefix_arrays(completions if completions is not None else prefix_completions(words), term_id))
-    by_shape: dict[tuple[str, int], list[int]] = {}
-    for word in words:
-        by_shape.setdefault((word[0], len(word)), []).append(term_id[word])
-    arrays.update(shapes("shape", by_shape, terms))
+    arrays.update(shapes("shape", words, arrays["vocabulary"]))
     arrays.update(titles if titles is not None else title_arrays(docs))
     return write_pack(arrays, {"format": PACK_FORMAT, "documents": n})
 
@@ -106,16 +106,20 @@ def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] 
 def strings(name: str, values: Sequence[str], *, hashed: bool = False) -> dict[str, np.ndarray]:
     """A string table: `<name>_text` (UTF-8), `<name>_offsets`; with `hashed`, a lookup by CRC-32."""
     encoded = [v.encode() for v in values]
-    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
-    found = {f"{name}_text": np.frombuffer(b"".join(encoded), dtype=np.uint8),
-             f"{name}_offsets": offsets}
+    found = {f"{name}_text": np.frombuffer(b"".join(encoded), dtype=np.uint8), f"{name}_offsets": starts(encoded)}
     if hashed:
         hashes = np.fromiter(map(zlib.crc32, encoded), dtype=np.uint32, count=len(encoded))
         by_hash = np.argsort(hashes, kind="stable")
         found[f"{name}_hash"] = hashes[by_hash]
         found[f"{name}_by_hash"] = by_hash.astype(np.int32)
     return found
+
+
+def starts(values: Sequence[Sized]) -> np.ndarray:
+    """Where each of some values starts when they are put one after another, and where the last ends."""
+    offsets = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=len(values)), out=offsets[1:])
+    return offsets
 
 
 def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, order: np.ndarray) -> dict[str, np.ndarray]:
@@ -126,15 +130,18 @@ def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, 
     np.cumsum(lengths, out=start[1:])
     docs = docs.astype(np.int32, copy=False)
     conf = confidence(weights)
-    table, codes = np.unique(conf, return_inverse=True)
+    table = distinct_sorted(np.sort(conf))
     if len(table) > 256:
         raise ValueError("more than 256 distinct field confidences")
+    codes = np.searchsorted(table, conf)  # a few distinct values: cheaper than the sort `return_inverse` makes
     arrays = {"confidences": table, "post_start": start, "post_docs": docs, "post_conf": codes.astype(np.uint8)}
-    # Impact order of the long lists: confidence descending, then title order, in one sort of all their postings.
+    # Impact order of the long lists: confidence descending, then title order, in one sort of all their postings
+    # (by one key: list, confidence code descending, rank in title order; every key distinct).
     list_of = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     long = lengths > HEAD
     inside = np.flatnonzero(long[list_of])
-    perm = inside[np.lexsort((order[docs[inside]], -conf[inside], list_of[inside]))]
+    key = (list_of[inside] * len(table) + (len(table) - 1 - codes[inside])) * max(n, 1) + order[docs[inside]]
+    perm = inside[np.argsort(key)]
     long_ids = np.flatnonzero(long)
     impact_start = np.zeros(len(long_ids) + 1, dtype=np.int64)
     np.cumsum(lengths[long_ids], out=impact_start[1:])
@@ -159,62 +166,65 @@ def postings_arrays(lengths: np.ndarray, docs: np.ndarray, weights: np.ndarray, 
     return arrays
 
 
+def distinct_sorted(values: np.ndarray) -> np.ndarray:
+    """The distinct values of an ascending array: `np.unique`'s, without the import of numpy.ma (15 ms) that numpy 2's
+    makes when first called."""
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if len(values) > 1 else values
+
+
 def prefix_completions(vocabulary: list[str]) -> dict[str, list[str]]:
     """Every prefix of 2 to SHORT_PREFIX letters of the words in `vocabulary` (sorted), in order, with its
-    PREFIX_FANOUT shortest completions (then alphabetical; the prefix itself among them if it is a word)."""
-    short: dict[str, list[str]] = {}
-    for word in vocabulary:
-        for size in range(2, min(SHORT_PREFIX, len(word)) + 1):
-            short.setdefault(word[:size], []).append(word)
-    return {prefix: shortest(short[prefix]) for prefix in sorted(short)}
+    PREFIX_FANOUT shortest completions (then alphabetical; the prefix itself among them if it is a word): the
+    words from the prefix up to the next one, a slice of the vocabulary."""
+    prefixes = set(chain.from_iterable(map(itemgetter(slice(size)), vocabulary) for size in range(2, SHORT_PREFIX + 1)))
+    prefixes.difference_update([prefix for prefix in prefixes if len(prefix) < 2])
+    found = {}
+    for prefix in sorted(prefixes):
+        start = bisect_left(vocabulary, prefix)
+        found[prefix] = shortest(vocabulary[start:bisect_left(vocabulary, prefix + "\U0010ffff", start)])
+    return found
 
 
-def shortest(words: Iterable[str]) -> list[str]:
-    """The PREFIX_FANOUT shortest of `words`, then alphabetical."""
-    return sorted(words, key=lambda w: (len(w), w))[:PREFIX_FANOUT]
+def shortest(words: list[str]) -> list[str]:
+    """The PREFIX_FANOUT shortest of `words` (in alphabetical order), then alphabetical."""
+    return sorted(words, key=len)[:PREFIX_FANOUT]
 
 
 def prefix_arrays(completions: dict[str, list[str]], term_id: dict[str, int]) -> dict[str, np.ndarray]:
     """The prefixes (`prefix_completions`) as a string table, with their completions' terms."""
-    return {**strings("prefix", list(completions), hashed=True),
-            **flat("prefix", [[term_id[w] for w in found] for found in completions.values()])}
+    return {**strings("prefix", list(completions), hashed=True), **flat("prefix", list(completions.values()), term_id)}
 
 
-def flat(name: str, lists: list[list[int]]) -> dict[str, np.ndarray]:
-    """Lists of integers as `<name>_start` (one more than lists) into `<name>_items`."""
-    start = np.zeros(len(lists) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)), out=start[1:])
-    items = np.fromiter(chain.from_iterable(lists), dtype=np.int32, count=int(start[-1]))
-    return {f"{name}_start": start, f"{name}_items": items}
+def flat(name: str, lists: list[list[Any]], ids: dict[Any, int] | None = None) -> dict[str, np.ndarray]:
+    """Lists of integers (or of keys of `ids`) as `<name>_start` (one more than lists) into `<name>_items`."""
+    start = starts(lists)
+    items = chain.from_iterable(lists)
+    return {f"{name}_start": start, f"{name}_items": np.fromiter(items if ids is None else map(ids.__getitem__, items),
+                                                                 dtype=np.int32, count=int(start[-1]))}
 
 
-def shapes(name: str, buckets: dict[tuple[str, int], list[int]], texts: Sequence[str]) -> dict[str, np.ndarray]:
-    """Strings by (first letter, length) in the order given: `<name>_key` (ascending: code point << 32 | length),
-    `<name>_start` into `<name>_items` (their ids), and each shape's strings joined by newlines (`<name>_text`,
-    from `<name>_text_start`)."""
-    keys = sorted(buckets, key=shape_key)
-    joined = [("\n".join(texts[i] for i in buckets[key])).encode() for key in keys]
-    text_start = np.zeros(len(keys) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, joined), dtype=np.int64, count=len(joined)), out=text_start[1:])
-    lists = flat(name, [buckets[key] for key in keys])
-    return {f"{name}_key": np.fromiter(map(shape_key, keys), dtype=np.int64, count=len(keys)),
-            f"{name}_start": lists[f"{name}_start"], f"{name}_items": lists[f"{name}_items"],
-            f"{name}_text": np.frombuffer(b"".join(joined), dtype=np.uint8), f"{name}_text_start": text_start}
+def shapes(name: str, values: list[str], ids: np.ndarray) -> dict[str, np.ndarray]:
+    """Strings (not empty; their `ids`) by shape, (first letter, length), in the order given within a shape:
+    `<name>_key` (ascending: code point << 32 | length), `<name>_start` into `<name>_items` (their ids), and each
+    shape's strings joined by newlines (`<name>_text`, from `<name>_text_start`)."""
+    key = np.fromiter(map(ord, map(itemgetter(0), values)), dtype=np.int64, count=len(values)) << 32
+    key |= np.fromiter(map(len, values), dtype=np.int64, count=len(values))
+    by = np.argsort(key, kind="stable")
+    key = key[by]
+    firsts = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1]))) if len(key) else by
+    start = np.append(firsts, len(key)).astype(np.int64)
+    ordered = list(map(values.__getitem__, by.tolist()))
+    joined = ["\n".join(ordered[lo:hi]).encode() for lo, hi in pairwise(start.tolist())]
+    return {f"{name}_key": key[firsts], f"{name}_start": start, f"{name}_items": ids[by].astype(np.int32),
+            f"{name}_text": np.frombuffer(b"".join(joined), dtype=np.uint8), f"{name}_text_start": starts(joined)}
 
 
-def shape_key(shape: tuple[str, int]) -> int:
-    return ord(shape[0]) << 32 | shape[1]
-
-
-def title_arrays(docs: Iterable[list[str]]) -> dict[str, np.ndarray]:
+def title_arrays(docs: Sequence[list[str]]) -> dict[str, np.ndarray]:
     """The folded titles (`Honey Bunny` → `honey bunny`), each once, by shape, with their documents."""
     title_docs: dict[str, list[int]] = {}
-    for doc, (_, title, _, _) in enumerate(docs):
-        folded = " ".join(words(title))
+    for doc, found in enumerate(words_each([title for _, title, _, _ in docs])):
+        folded = " ".join(found)
         if folded:
             title_docs.setdefault(folded, []).append(doc)
     titles = list(title_docs)  # in the order of their first document
-    by_shape: dict[tuple[str, int], list[int]] = {}
-    for i, folded in enumerate(titles):
-        by_shape.setdefault((folded[0], len(folded)), []).append(i)
-    return {**shapes("title", by_shape, titles), **flat("title_docs", list(title_docs.values()))}
+    return {**shapes("title", titles, np.arange(len(titles))), **flat("title_docs", list(title_docs.values()))}

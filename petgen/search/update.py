@@ -19,9 +19,10 @@ the same slugs and titles (the title order numbers the browsers' documents), and
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress, groupby, pairwise
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -30,17 +31,16 @@ import orjson
 from petgen.search.index import (
     WEIGHTS,
     Document,
-    compound_parts,
     digest,
     doc_parts,
     doc_stems,
     document_terms,
     is_known,
     shard_key,
+    stems_each,
     title_order,
 )
-from petgen.search.index import stems as stems_of
-from petgen.search.pack import Postings, pack, prefix_completions, shortest, title_arrays
+from petgen.search.pack import Postings, distinct_sorted, pack, prefix_completions, shortest, title_arrays
 from petgen.search.query import SHORT_PREFIX
 from petgen.search.stored import KINDS
 
@@ -103,38 +103,67 @@ def flat_index(found: list[dict[str, float]]) -> tuple[dict[str, Postings], set[
     np.cumsum(np.bincount(word_of, minlength=len(vocabulary)), out=start[1:])
     by_word = np.argsort(word_of, kind="stable")  # documents stay ascending within a word
     words = Postings(vocabulary, start, docs[by_word].astype(np.int32), weights[by_word])
-    best = np.maximum.reduceat(words.weights, start[:-1]).tolist() if vocabulary else []
-    known = {word for word, weight in zip(vocabulary, best) if is_known(word, (weight,))}
-    stems = _derived(word_of, docs, weights, n, lambda word: stems_of(vocabulary[word]))
+    sizes = np.fromiter(map(len, vocabulary), dtype=np.int64, count=len(vocabulary))
+    best = np.maximum.reduceat(words.weights, start[:-1]) if vocabulary else np.zeros(0)
+    known = set(compress(vocabulary, ((sizes >= 3) & (best > WEIGHTS["meaning"])).tolist()))  # `is_known`
+    made = stems_each(vocabulary)
+    stem_code = np.repeat(np.arange(len(made), dtype=np.int64), np.fromiter(map(len, made), dtype=np.int64,
+                                                                           count=len(made)))
+    stems = _derived(word_of, docs, weights, n, stem_code, list(chain.from_iterable(made)))
     # Compound parts depend on the word and on whether it is a name's (`doc_parts`): two codes per word.
-    long = np.fromiter(map(len, vocabulary), dtype=np.int64, count=len(vocabulary))[word_of] >= 6
-    code = word_of * 2 + (weights >= WEIGHTS["variants"])
-    parts = _derived(code[long], docs[long], weights[long], n,
-                     lambda c: compound_parts(vocabulary[c >> 1], known, tails=bool(c & 1)))
+    long = sizes[word_of] >= 6
+    codes, code_of = np.unique(word_of[long] * 2 + (weights[long] >= WEIGHTS["variants"]), return_inverse=True)
+    parts = _derived(code_of, docs[long], weights[long], n, *_compound_parts(vocabulary, sizes, known, codes))
     return {"stems": stems, "words": words, "parts": parts}, known
 
 
-def _derived(source: np.ndarray, docs: np.ndarray, weights: np.ndarray, n: int,
-             make: Callable[[int], Iterable[str]]) -> Postings:
-    """The postings of the terms that postings (`docs`, `weights`) of `source` codes stand for (`make` of a code:
-    a word's stems or compound parts), each term in a document at its best weight there (`doc_stems`)."""
-    codes, inverse = np.unique(source, return_inverse=True)
-    made = [list(make(c)) for c in codes.tolist()]
-    terms = sorted(set(chain.from_iterable(made)))
+def _compound_parts(vocabulary: list[str], sizes: np.ndarray, known: set[str],
+                    codes: np.ndarray) -> tuple[np.ndarray, list[str]]:
+    """`compound_parts` of the words that `codes` (ascending) stand for (word << 1, with tails if code & 1), as
+    pairs: each part (perhaps twice) with the rank of its code in `codes`, ascending. Every cut of each word at
+    once: its head and its end, each kept if known, an end also if it is a tail."""
+    word_ids = distinct_sorted(codes >> 1)
+    long_words = [vocabulary[w] for w in word_ids.tolist()]
+    heads = [word[:i] for word in long_words for i in range(3, len(word) - 2)]
+    ends = [word[i:] for word in long_words for i in range(3, len(word) - 2)]
+    cuts = sizes[word_ids] - 5  # cuts of each word: after 3 letters up to before the last 3
+    first = np.zeros(len(cuts) + 1, dtype=np.int64)
+    np.cumsum(cuts, out=first[1:])
+    head_known = np.fromiter(map(known.__contains__, heads), dtype=bool, count=len(heads))
+    end_known = np.fromiter(map(known.__contains__, ends), dtype=bool, count=len(ends))
+    end_tail = np.repeat(sizes[word_ids], cuts) - 3 - (np.arange(len(ends)) - np.repeat(first[:-1], cuts)) >= 4
+    word_rank = np.searchsorted(word_ids, codes >> 1)
+    code_cuts = cuts[word_rank]  # each code's cuts, code after code
+    code_rank = np.repeat(np.arange(len(codes), dtype=np.int64), code_cuts)
+    cut = np.repeat(first[word_rank] - np.cumsum(code_cuts) + code_cuts, code_cuts) + np.arange(len(code_rank))
+    with_head = head_known[cut]
+    with_end = end_known[cut] | (end_tail[cut] & (codes & 1).astype(bool)[code_rank])
+    pair_code = np.concatenate((code_rank[with_head], code_rank[with_end]))
+    by_code = np.argsort(pair_code, kind="stable")
+    pair_part = [*map(heads.__getitem__, cut[with_head].tolist()), *map(ends.__getitem__, cut[with_end].tolist())]
+    return pair_code[by_code], list(map(pair_part.__getitem__, by_code.tolist()))
+
+
+def _derived(code_of: np.ndarray, docs: np.ndarray, weights: np.ndarray, n: int, pair_code: np.ndarray,
+             pair_term: list[str]) -> Postings:
+    """The postings of the terms that postings (`docs`, `weights`) of codes `code_of` stand for (code c stands for
+    each `pair_term[j]` with `pair_code[j] == c`, `pair_code` ascending: a word's stems or compound parts), each
+    term in a document at its best weight there (`doc_stems`)."""
+    terms = sorted(set(pair_term))
     ids = {term: i for i, term in enumerate(terms)}
-    counts = np.fromiter(map(len, made), dtype=np.int64, count=len(made))
-    offsets = np.zeros(len(made) + 1, dtype=np.int64)
+    made_ids = np.fromiter(map(ids.__getitem__, pair_term), dtype=np.int64, count=len(pair_term))
+    counts = np.bincount(pair_code, minlength=int(code_of.max(initial=-1)) + 1)
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
     np.cumsum(counts, out=offsets[1:])
-    made_ids = np.fromiter(map(ids.__getitem__, chain.from_iterable(made)), dtype=np.int64, count=int(offsets[-1]))
-    each = counts[inverse]  # terms per posting
-    posting = np.repeat(np.arange(len(source), dtype=np.int64), each)
+    each = counts[code_of]  # terms per posting
+    posting = np.repeat(np.arange(len(code_of), dtype=np.int64), each)
     nth = np.arange(len(posting), dtype=np.int64) - np.repeat(np.cumsum(each) - each, each)
-    key = made_ids[offsets[inverse[posting]] + nth] * max(n, 1) + docs[posting]  # term, then document
-    weight = weights[posting]
-    by = np.lexsort((weight, key))  # the best weight last of each (term, document)
-    key, weight = key[by], weight[by]
-    last = np.flatnonzero(np.append(key[1:] != key[:-1], True)) if len(key) else by
-    key, weight = key[last], weight[last]
+    key = made_ids[offsets[code_of[posting]] + nth] * max(n, 1) + docs[posting]  # term, then document
+    by = np.argsort(key, kind="stable")
+    key = key[by]
+    first = np.flatnonzero(np.concatenate(([True], key[1:] != key[:-1]))) if len(key) else by
+    weight = np.maximum.reduceat(weights[posting][by], first) if len(key) else weights[:0]
+    key = key[first]
     term_of = key // max(n, 1)
     start = np.zeros(len(terms) + 1, dtype=np.int64)
     np.cumsum(np.bincount(term_of, minlength=len(terms)), out=start[1:])
@@ -144,21 +173,25 @@ def _derived(source: np.ndarray, docs: np.ndarray, weights: np.ndarray, n: int,
 def shards(kinds: dict[str, Postings], order: list[int], encode: Encode) -> dict[str, bytes]:
     """The browsers' shards of flat postings, encoded, in key order: each term in the shard of its `shard_key`,
     under its kind (stems, words, parts), with its documents numbered by their rank in title order (`order`),
-    ascending."""
+    ascending. Terms are sorted, so a shard's terms of a kind come in runs (those of one letter between the others):
+    each run goes in at once."""
     ranks = np.asarray(order, dtype=np.int64)
-    found: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
+    found: dict[str, dict[str, dict[str, tuple[list[int], list[float]]]]] = {}
     for kind in KINDS:
         flat = kinds[kind]
         term_of = np.repeat(np.arange(len(flat.terms), dtype=np.int64), np.diff(flat.start))
         renumbered = ranks[flat.docs]
-        by = np.lexsort((renumbered, term_of))  # within each term, by rank
+        by = np.argsort(term_of * max(len(ranks), 1) + renumbered)  # within each term, by rank
         docs, weights, bounds = renumbered[by].tolist(), flat.weights[by].tolist(), flat.start.tolist()
-        for i, term in enumerate(flat.terms):
-            key = shard_key(term)
+        lists = [(docs[lo:hi], weights[lo:hi]) for lo, hi in pairwise(bounds)]  # encoded as [docs, weights]
+        at = 0
+        for prefix, run in groupby(map(itemgetter(slice(2)), flat.terms)):  # shard_key(prefix) is each term's
+            size, key = len(list(run)), shard_key(prefix)
             into = found.get(key)
             if into is None:
                 into = found[key] = {"stems": {}, "words": {}, "parts": {}}
-            into[kind][term] = [docs[bounds[i]:bounds[i + 1]], weights[bounds[i]:bounds[i + 1]]]
+            into[kind].update(zip(flat.terms[at:at + size], lists[at:at + size]))
+            at += size
     return {key: encode(found[key]) for key in sorted(found)}
 
 

@@ -11,7 +11,8 @@ import pytest
 from petgen.contract.resources import encode
 from petgen.search import update
 from petgen.search.index import Document, build_index, is_known, shard_key, title_order
-from petgen.search.pack import Postings, pack
+from petgen.search.pack import Postings, pack, prefix_completions
+from petgen.search.query import PREFIX_FANOUT, SHORT_PREFIX
 
 WORDS = ["Maus", "Bärchen", "Zucker", "Zuckermaus", "Schnecke", "Herz", "Herzblatt", "Kuschel", "Kuschelbär",
          "Honig", "Honigbiene", "Stern", "Sternchen", "klein", "süß", "treu", "Liebling", "Schatz", "Mausebär",
@@ -111,3 +112,18 @@ def test_other_documents_or_titles_are_declined() -> None:
     assert not update.update(pickle.loads(pickle.dumps(state)), fewer, [update.digest(d) for d in fewer], encode)
     assert update.update(state, docs, [update.digest(d) for d in docs], encode)  # nothing changed: nothing to do
     same(state, update.build(docs, encode))
+
+
+def test_prefix_completions_are_each_prefix_s_shortest_words() -> None:
+    """`prefix_completions` (slices of the sorted vocabulary) against its definition, prefix by prefix."""
+    rng = random.Random(3)
+    vocabulary = sorted({"a", "ab", "abc", "b", "bär", "bärchen", "ü", "üb", *(
+        "".join(rng.choice("abcäü") for _ in range(rng.randint(1, 7))) for _ in range(3000))})
+    short: dict[str, list[str]] = {}
+    for word in vocabulary:
+        for size in range(2, min(SHORT_PREFIX, len(word)) + 1):
+            short.setdefault(word[:size], []).append(word)
+    expected = {prefix: sorted(short[prefix], key=lambda w: (len(w), w))[:PREFIX_FANOUT] for prefix in sorted(short)}
+    found = prefix_completions(vocabulary)
+    assert list(found.items()) == list(expected.items())
+    assert any(len(words) == PREFIX_FANOUT for words in found.values()) and "ab" in found["ab"]
