@@ -34,7 +34,7 @@ from petgen.content.model import (
 )
 from petgen.content.phrasewords import BREAK, TITLE_MARK, WORD_HASHES, joined_prose, names, word_ids
 from petgen.content.problems import Problem, Problems
-from petgen.content.text import slugify, word_count, word_runs
+from petgen.content.text import letter_runs, slugify, word_count, word_runs
 from petgen.search.index import fold_word, words
 
 EXAMPLES = 4
@@ -71,16 +71,14 @@ def fold(text: str) -> str:
     return " ".join(words(text))
 
 
-_FOLD_TOKEN = re.compile(r"[^\W_]+|\x00")  # a word as `words` finds it, or the NUL between two texts
-
-
 def fold_each(texts: Sequence[str]) -> list[str]:
     """`fold` of each text, in one pass over all of them (NUL between them: as a starter that composes with
-    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word)."""
-    joined = "\x00".join(texts)
+    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word; with spaces around it,
+    a token of its own for `letter_runs`)."""
+    joined = " \x00 ".join(texts)
     if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
         return [fold(text) for text in texts]
-    tokens = _FOLD_TOKEN.findall(unicodedata.normalize("NFC", joined).casefold())
+    tokens = letter_runs(unicodedata.normalize("NFC", joined).casefold(), "\x00")  # `words`' tokens, and the NULs
     parts = " ".join(map(fold_word, tokens)).split("\x00")
     last = len(parts) - 1  # each part but the first starts, each but the last ends, with the space around a NUL
     return [part[1 if i else 0:len(part) - (i < last)] for i, part in enumerate(parts)]
