@@ -125,7 +125,7 @@ def _runs(text: str, keep: str, underscore: bool) -> list[str]:
     if keep and keep in letters:
         alone = runs.count(keep) == letters.count(keep)
         letters = letters.replace(keep, "")
-    if alone and (letters.isalnum() or not letters):  # `\\w` is `str.isalnum` or `_`: every run is a run of word characters
+    if alone and (letters.isalnum() or not letters):  # `\\w` is `str.isalnum` or `_`: each run is a run of them
         return runs
     word = r"\w+" if underscore else r"[^\W_]+"
     return re.findall(f"{word}|{re.escape(keep)}" if keep else word, text)
