@@ -220,6 +220,11 @@ def _quoted(value: str) -> str:
 def split_front_matter(text: str) -> tuple[str, str, int] | None:
     """Split `---\\nYAML\\n---\\nbody` into (yaml, body, first line of body), or None."""
     text = text.lstrip("\ufeff")
+    start, end = text.find("\n"), text.find("\n---")
+    if 0 <= start <= end and text[:start].rstrip() == "---":  # the first line after it that starts with `---`
+        after = text.find("\n", end + 1)
+        if text[end + 1:after if after >= 0 else len(text)].rstrip() == "---":  # ends the front matter
+            return text[start + 1:end], text[after + 1:] if after >= 0 else "", text.count("\n", 0, end) + 3
     lines = text.split("\n")
     if not lines or lines[0].rstrip() != "---":
         return None
