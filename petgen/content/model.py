@@ -10,7 +10,6 @@ import datetime as dt
 import difflib
 import os
 import re
-from contextlib import suppress
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -666,14 +665,10 @@ def parse_entry(path: str, text: str) -> tuple[Entry | None, list[Problem]]:
                 problems.add(path, 1, f"missing required field '{key}'")
                 ok = False
             continue
-        value = data[key]
-        if kind == "text" and type(value) is str and value.strip():  # the common cases, without a call
-            continue
-        if kind == "text_list" and type(value) is list:
-            with suppress(TypeError):  # an item not text: `_check_value` reports it
-                if all(map(str.strip, value)):
-                    continue
-        ok = _check_value(key, kind, value, path, lines.get(key, 1), problems) and ok
+        value = data[key]  # the common cases are checked without a call
+        if not ((type(value) is str and value.strip()) if kind == "text" else kind == "text_list" and
+                type(value) is list and all(type(v) is str and v.strip() for v in value)):
+            ok = _check_value(key, kind, value, path, lines.get(key, 1), problems) and ok
 
     sections, section_lines = split_sections(body, body_line, path, problems)
     for heading, name in SECTIONS.items():
