@@ -47,10 +47,16 @@ MAX_CHUNKS = 256  # more chunks than this (many small changes) are compacted
 _MISSING = object()
 
 
-def chunk_size(count: int) -> int:
+TAIL_PARTS = 4  # the last chunks of a parse are this many times smaller (`chunk_size`)
+
+
+def chunk_size(count: int, *, tail: bool = False) -> int:
     """Entries per chunk, the unit of work of the parse and page workers: enough chunks for every
-    core to get several (so the work stays balanced), at most 1,000 entries, at least 50."""
-    return max(50, min(1000, count // ((os.cpu_count() or 1) * 8)))
+    core to get several (so the work stays balanced), at most 1,000 entries, at least 50. With `tail`: the
+    size of the chunks of the last entries to parse (a chunk's worth for each worker), TAIL_PARTS times smaller,
+    so that the workers finish at about the same time (one done with its last chunk waits for the others')."""
+    size = max(50, min(1000, count // ((os.cpu_count() or 1) * 8)))
+    return max(50, size // TAIL_PARTS) if tail else size
 
 
 def file_stamp(info: os.stat_result) -> Stamp:

@@ -31,14 +31,6 @@ class _NotPlain(Exception):
     """The text uses more of YAML than `PlainReader` reads."""
 
 
-def _pair(text: str) -> tuple[str, str] | None:
-    """`key: value` (a key of ASCII letters, digits and `_`, not starting with a digit) as (key, value)."""
-    key, colon, value = text.partition(":")
-    if colon and value[:1] == " " and key.isascii() and key.isidentifier():
-        return key, value[1:]
-    return None
-
-
 class PlainReader:
     """Reads the plain part of YAML described above, given the loader's implicit resolvers (a plain value
     any of them matches is not text: a number, a boolean, null, …)."""
@@ -69,27 +61,39 @@ class PlainReader:
     def _read(self, rows: list[str], first_line: int) -> tuple[dict[str, Any], dict[str, int]]:
         # The keys of the line map are interned: the same few dozen recur in every entry, and pickled once per
         # chunk of entries (pickle refers back to a string it has written), the entries pickle and load faster.
+        # The common cases are written out in the loop (the memos of `_key` and `_item_names` looked up here): a
+        # function call or two per line cost a tenth of the reading.
         data: dict[str, Any] = {}
         lines: dict[str, int] = {}
         plain: list[str] = []  # the values not in quotes, checked all at once at the end (`_check_plain`)
-        key_of, item_names = self._key, self._item_names
+        keys, key_of, names_of, item_names = self.keys, self._key, self.items, self._item_names
         n, count = 0, len(rows)
         while n < count:
-            key, colon, value = rows[n].partition(":")  # `key: value`, or `key:` alone, the key as `_pair` takes it
+            key, colon, value = rows[n].partition(":")  # `key: value`, or `key:` alone
             if not colon or (value and value[0] != " ") or key in data:
                 raise _NotPlain
-            key = key_of(key)
+            key = keys.get(key) or key_of(key)
             line = first_line + n
             lines[key] = line
             n += 1
             if value:
                 value = value[1:]
                 first = value[:1]
-                if first == "[":
-                    items = data[key] = _flow_list(value)
-                    if items:
-                        plain += items
-                        lines.update(dict.fromkeys(item_names(key, len(items))[:len(items)], line))
+                if first == "[":  # `[a, b, c]` on one line, each item still to be checked as plain text
+                    if value[-1] != "]":
+                        raise _NotPlain
+                    inner = value[1:-1]
+                    if not inner:
+                        data[key] = []
+                        continue
+                    if _FLOW_SPECIAL.search(inner):
+                        raise _NotPlain
+                    items = data[key] = [item.strip(" ") for item in inner.split(",")]
+                    plain += items
+                    names = names_of.get(key)
+                    if names is None or len(names) < len(items):
+                        names = item_names(key, len(items))
+                    lines.update(dict.fromkeys(names[:len(items)], line))
                 elif first == '"' or first == "'":
                     data[key] = _quoted(value)
                 else:
@@ -97,29 +101,35 @@ class PlainReader:
                     plain.append(value)
                 continue
             items = []
-            while n < count and rows[n][:2] == "  ":
+            names = names_of.get(key) or item_names(key, 1)
+            while n < count:
                 row = rows[n]
                 if row[:4] != "  - ":
-                    raise _NotPlain
-                at = item_names(key, len(items) + 1)[len(items)]
+                    if row[:2] == "  ":
+                        raise _NotPlain
+                    break
+                if len(names) <= len(items):
+                    names = item_names(key, len(items) + 1)
+                at = names[len(items)]
                 lines[at] = first_line + n
-                pair = _pair(row[4:])
-                if pair is None:
-                    value = row[4:]
-                    first = value[:1]
+                text = row[4:]
+                # `sub: value` (a key of ASCII letters, digits and `_`, not starting with a digit) starts a mapping
+                sub, colon, value = text.partition(":")
+                if not colon or value[:1] != " " or not sub.isascii() or not sub.isidentifier():
+                    first = text[:1]
                     if first == '"' or first == "'":
-                        value = _quoted(value)
+                        text = _quoted(text)
                     else:
-                        plain.append(value)
-                    items.append(value)
+                        plain.append(text)
+                    items.append(text)
                     n += 1
                     continue
                 mapping: dict[str, str] = {}
-                while pair is not None:
-                    sub, value = pair
+                while True:
                     if sub in mapping:
                         raise _NotPlain
-                    sub = key_of(sub)
+                    sub = keys.get(sub) or key_of(sub)
+                    value = value[1:]
                     first = value[:1]
                     if first == '"' or first == "'":
                         value = _quoted(value)
@@ -128,7 +138,11 @@ class PlainReader:
                     mapping[sub] = value
                     lines[intern(f"{at}.{sub}")] = first_line + n
                     n += 1
-                    pair = _pair(rows[n][4:]) if n < count and rows[n][:4] == "    " else None
+                    if n >= count or rows[n][:4] != "    ":
+                        break
+                    sub, colon, value = rows[n][4:].partition(":")
+                    if not colon or value[:1] != " " or not sub.isascii() or not sub.isidentifier():
+                        break
                 items.append(mapping)
             if not items:
                 raise _NotPlain  # `key:` alone is null
@@ -203,21 +217,14 @@ def _quoted(value: str) -> str:
     return value[1:-1]
 
 
-def _flow_list(value: str) -> list[str]:
-    """The items of `[a, b, c]` on one line, each still to be checked as plain text (`_check_plain`)."""
-    if value[-1] != "]":
-        raise _NotPlain
-    inner = value[1:-1]
-    if not inner:
-        return []
-    if _FLOW_SPECIAL.search(inner):
-        raise _NotPlain
-    return [item.strip(" ") for item in inner.split(",")]
-
-
 def split_front_matter(text: str) -> tuple[str, str, int] | None:
     """Split `---\\nYAML\\n---\\nbody` into (yaml, body, first line of body), or None."""
     text = text.lstrip("\ufeff")
+    start, end = text.find("\n"), text.find("\n---")
+    if 0 <= start <= end and text[:start].rstrip() == "---":  # the first line after it that starts with `---`
+        after = text.find("\n", end + 1)
+        if text[end + 1:after if after >= 0 else len(text)].rstrip() == "---":  # ends the front matter
+            return text[start + 1:end], text[after + 1:] if after >= 0 else "", text.count("\n", 0, end) + 3
     lines = text.split("\n")
     if not lines or lines[0].rstrip() != "---":
         return None

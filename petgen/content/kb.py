@@ -169,6 +169,13 @@ def _parse_chunk(sources: list[tuple[str, str, bytes]]) -> bytes:
     return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def _chunks(sources: list, size: int, tail: int, workers: int) -> list[list]:
+    """`sources` in chunks of `size`, but the last `workers * size` of them in chunks of `tail` (`chunk_size`)."""
+    bulk = max(0, len(sources) - workers * size) // size * size
+    return ([sources[i:i + size] for i in range(0, bulk, size)] +
+            [sources[i:i + tail] for i in range(bulk, len(sources), tail)])
+
+
 def _as_read_from(found: tuple[Entry | None, list[Problem]], path: str) -> tuple[Entry | None, list[Problem]]:
     """A cached parse, naming the path as this build spells it (the cache may hold another spelling)."""
     entry, problems = found
@@ -232,10 +239,10 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     workers = workers if workers is not None else (os.cpu_count() or 1)
     # With a pool (forked early, so there are many files), each chunk of files to parse is handed to it as
     # soon as it is read: the workers parse the first chunks while this process reads the rest.
-    size = chunk_size(len(files))
+    size, tail = chunk_size(len(files)), chunk_size(len(files), tail=True)
     submitted: list[Future[bytes]] = []
     sent = 0
-    for name in files:
+    for at, name in enumerate(files):
         # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share
         # one cache instead of missing (and pruning) each other's entries. Paths are plain strings here (10,000
         # `Path` objects cost more than the rest of this loop).
@@ -261,7 +268,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         keys.append(key)
         if found is None:
             missing.append((key, path, raw))
-            if pool is not None and workers > 1 and len(missing) - sent >= size:
+            if pool is not None and workers > 1 and len(missing) - sent >= (
+                    size if len(files) - at > workers * size else tail):  # the last files in smaller chunks
                 submitted.append(pool.submit(_parse_chunk, missing[sent:]))
                 sent = len(missing)
         else:
@@ -269,9 +277,9 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     if progress and cache.hits:
         progress(cache.hits)
     if submitted or (workers > 1 and len(missing) >= PARALLEL_THRESHOLD):
-        rest = missing[sent:]
-        size = size if submitted else chunk_size(len(missing))
-        chunks = [rest[i:i + size] for i in range(0, len(rest), size)]
+        if not submitted:
+            size, tail = chunk_size(len(missing)), chunk_size(len(missing), tail=True)
+        chunks = _chunks(missing[sent:], size, tail, workers)
         with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=workers) as executor:
             submitted += [executor.submit(_parse_chunk, chunk) for chunk in chunks]
             for future in submitted:

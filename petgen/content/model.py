@@ -665,7 +665,10 @@ def parse_entry(path: str, text: str) -> tuple[Entry | None, list[Problem]]:
                 problems.add(path, 1, f"missing required field '{key}'")
                 ok = False
             continue
-        ok = _check_value(key, kind, data[key], path, lines.get(key, 1), problems) and ok
+        value = data[key]  # the common cases are checked without a call
+        if not ((type(value) is str and value.strip()) if kind == "text" else kind == "text_list" and
+                type(value) is list and all(type(v) is str and v.strip() for v in value)):
+            ok = _check_value(key, kind, value, path, lines.get(key, 1), problems) and ok
 
     sections, section_lines = split_sections(body, body_line, path, problems)
     for heading, name in SECTIONS.items():

@@ -71,10 +71,13 @@ def names(entry: Entry) -> list[list[str]]:
                   reverse=True)
 
 
-def word_ids(entries: list[Entry]) -> tuple[np.ndarray, np.ndarray]:
+def word_ids(entries: list[Entry], folded: list[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Each entry's prose words as their hashes (`WORD_HASHES`), its own name as TITLE_MARK, then a BREAK: one array
-    for all the entries; and where each entry's words start (one more: the end of the last)."""
-    pieces = [joined_prose(entry).casefold() + SPACED_BREAK for entry in entries]  # casefolding is per character
+    for all the entries; and where each entry's words start (one more: the end of the last). `folded`: each entry's
+    `joined_prose` casefolded already, with any characters that are no part of a word replaced by others."""
+    if folded is None:
+        folded = [joined_prose(entry).casefold() for entry in entries]  # casefolding is per character
+    pieces = [text + SPACED_BREAK for text in folded]
     text = "".join(pieces)
     codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     token = _token_chars(codes)

@@ -87,12 +87,11 @@ def word_count(text: str) -> int:
     return len(word_runs(text))  # no hyphen or apostrophe to join two runs: the same count, found faster
 
 
-_RUN = re.compile(r"\w+")
 # ASCII characters that no `\w` matches, other than the spaces `str.split` splits on: blanked out in the UTF-8
 # bytes (every other character's bytes stay as they were); and the non-ASCII punctuation of German prose.
 _ASCII_PUNCTUATION = bytes(c for c in range(128) if not chr(c).isalnum() and c != ord("_") and not chr(c).isspace())
 _PROSE_PUNCTUATION = "–—„“”‚‘’»«…·"
-_BLANKS: dict[str, bytes] = {}  # `keep` -> the translation table that blanks out the rest of _ASCII_PUNCTUATION
+_BLANKS: dict[tuple[str, bool], bytes] = {}  # (`keep`, underscore kept) -> the table blanking out the rest
 
 
 def word_runs(text: str, keep: str = "") -> list[str]:
@@ -100,10 +99,21 @@ def word_runs(text: str, keep: str = "") -> list[str]:
     faster on prose: punctuation is blanked out and the text split at spaces in C. Text with other characters
     than letters, digits, spaces and common punctuation (`_`, symbols, …), or with `keep` beside a word,
     goes to the regular expression."""
-    table = _BLANKS.get(keep)
+    return _runs(text, keep, True)
+
+
+def letter_runs(text: str, keep: str = "") -> list[str]:
+    """`re.findall(r"[^\\W_]+|K", text)`: the words the search engine folds (`\\w` without `_`), found as
+    `word_runs` finds its runs, `_` blanked out with the punctuation."""
+    return _runs(text, keep, False)
+
+
+def _runs(text: str, keep: str, underscore: bool) -> list[str]:
+    """`word_runs` (`underscore`: `_` is a word character, as in `\\w`) or `letter_runs`."""
+    table = _BLANKS.get((keep, underscore))
     if table is None:
-        blanked = bytes(c for c in _ASCII_PUNCTUATION if chr(c) != keep)
-        table = _BLANKS[keep] = bytes.maketrans(blanked, b" " * len(blanked))
+        blanked = bytes(c for c in _ASCII_PUNCTUATION if chr(c) != keep) + (b"" if underscore else b"_")
+        table = _BLANKS[keep, underscore] = bytes.maketrans(blanked, b" " * len(blanked))
     spaced = text.encode("utf-8", "surrogatepass").translate(table).decode("utf-8", "surrogatepass")
     if not spaced.isascii():
         for mark in _PROSE_PUNCTUATION:
@@ -111,10 +121,11 @@ def word_runs(text: str, keep: str = "") -> list[str]:
                 spaced = spaced.replace(mark, " ")
     runs = spaced.split()
     letters = "".join(runs)
+    alone = True  # `keep` nowhere beside a word character
     if keep and keep in letters:
-        if runs.count(keep) != letters.count(keep):  # `keep` beside a word character
-            return re.findall(f"\\w+|{re.escape(keep)}", text)
+        alone = runs.count(keep) == letters.count(keep)
         letters = letters.replace(keep, "")
-    if letters.isalnum() or not letters:  # `\\w` is `str.isalnum` or `_`: every run is a run of word characters
+    if alone and (letters.isalnum() or not letters):  # `\\w` is `str.isalnum` or `_`: each run is a run of them
         return runs
-    return re.findall(f"\\w+|{re.escape(keep)}", text) if keep else _RUN.findall(text)
+    word = r"\w+" if underscore else r"[^\W_]+"
+    return re.findall(f"{word}|{re.escape(keep)}" if keep else word, text)

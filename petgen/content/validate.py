@@ -32,9 +32,18 @@ from petgen.content.model import (
     Mood,
     did_you_mean,
 )
-from petgen.content.phrasewords import BREAK, TITLE_MARK, WORD_HASHES, joined_prose, names, word_ids
+from petgen.content.phrasewords import (
+    BREAK,
+    SPACED_BREAK,
+    TITLE_MARK,
+    WORD_HASHES,
+    joined_prose,
+    names,
+    prose,
+    word_ids,
+)
 from petgen.content.problems import Problem, Problems
-from petgen.content.text import slugify, word_count, word_runs
+from petgen.content.text import letter_runs, slugify, word_count, word_runs
 from petgen.search.index import fold_word, words
 
 EXAMPLES = 4
@@ -71,16 +80,14 @@ def fold(text: str) -> str:
     return " ".join(words(text))
 
 
-_FOLD_TOKEN = re.compile(r"[^\W_]+|\x00")  # a word as `words` finds it, or the NUL between two texts
-
-
 def fold_each(texts: Sequence[str]) -> list[str]:
     """`fold` of each text, in one pass over all of them (NUL between them: as a starter that composes with
-    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word)."""
-    joined = "\x00".join(texts)
+    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word; with spaces around it,
+    a token of its own for `letter_runs`)."""
+    joined = " \x00 ".join(texts)
     if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
         return [fold(text) for text in texts]
-    tokens = _FOLD_TOKEN.findall(unicodedata.normalize("NFC", joined).casefold())
+    tokens = letter_runs(unicodedata.normalize("NFC", joined).casefold(), "\x00")  # `words`' tokens, and the NULs
     parts = " ".join(map(fold_word, tokens)).split("\x00")
     last = len(parts) - 1  # each part but the first starts, each but the last ends, with the space around a NUL
     return [part[1 if i else 0:len(part) - (i < last)] for i, part in enumerate(parts)]
@@ -429,11 +436,11 @@ def _text_hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
 
 
-def sentence_hashes(entry: Entry) -> bytes:
+def sentence_hashes(entry: Entry, norms: list[str] | None = None) -> bytes:
     """The comparison keys of `sentence_keys`, hashed and packed: what the parse workers keep of the sentences
     (a few bytes each instead of three strings); `check_repeated_sentences` reads the sentences themselves
-    again only in the entries that share one."""
-    norms = list(dict.fromkeys(_sentence_norms(entry)))  # as `sentence_keys` finds them, without the fields
+    again only in the entries that share one. `norms`: those of `_sentence_norms(entry)`, if found already."""
+    norms = list(dict.fromkeys(norms if norms is not None else _sentence_norms(entry)))  # without the fields
     if _BARE_TOKEN.search(f" {' '.join(norms)} ") is None:  # the common case: every token has a letter or digit
         kept = [norm for norm in norms if norm.count(" ") >= 4]  # five tokens (single spaces, none at either end)
     else:
@@ -475,20 +482,45 @@ def _norms_of(texts: list[str]) -> list[str] | None:
     joined = "\x00".join(texts)
     if joined.count("\x00") != len(texts) - 1:
         return None
-    folded = _cut_sentences(joined).casefold()
-    if "  " in folded or not all(map(str.isprintable, texts)):  # the only space that is printable is " "
-        folded = " ".join(folded.split())
-    return [text.strip(" ").rstrip(".!?… ") for text in folded.split("\x00")]
+    return _keys_of(_cut_sentences(joined).casefold(), texts)
+
+
+def _folded_prose(entry: Entry) -> tuple[str, list[str] | None]:
+    """The entry's prose (`joined_prose`) with each sentence end a NUL (`_cut_sentences`), casefolded, and the
+    comparison keys of its sentences (`_sentence_norms`) found in it (None if a text holds a NUL or BREAK): the prose
+    casefolded once for the sentences and the phrases (whose words a NUL for a mark and spaces leaves as they are)."""
+    texts = prose(entry)
+    joined = SPACED_BREAK.join(texts)
+    if joined.count(BREAK) != len(texts) - 1 or "\x00" in joined:
+        return _cut_sentences(joined_prose(entry)).casefold(), None
+    folded = _cut_sentences(joined).casefold()  # no sentence end reaches over a BREAK: as each text cut alone
+    parts = folded.split(BREAK)
+    first_faq = 3 + len(entry.examples)  # `_sentence_norms` leaves out the FAQ's texts that end with a question mark
+    kept = parts[:first_faq] + [part for part, text in zip(parts[first_faq:], texts[first_faq:])
+                                if not text.endswith("?")]
+    return folded, _keys_of("\x00".join(kept), texts)
+
+
+def _keys_of(cut: str, texts: list[str]) -> list[str]:
+    """The comparison keys of the sentences of `cut` (`_norms_of`: texts with each sentence end a NUL, casefolded,
+    joined by NULs, maybe with spaces around them), `texts` the texts it was made of (or more: the keys are the same
+    whether or not runs of spaces are made one space here, but for the spaces at either end, which are stripped)."""
+    if "  " in cut or not all(map(str.isprintable, texts)):  # the only space that is printable is " "
+        cut = " ".join(cut.split())
+    return [text.strip(" ").rstrip(".!?… ") for text in cut.split("\x00")]
 
 
 def sign_entries(entries: list[Entry]) -> None:
     """Compute what the checks across entries compare, for a batch of entries (a parse worker's chunk): the
     hashes of each entry's sentences and of its phrases."""
+    folded = []
     for entry in entries:
-        entry.sentences = sentence_hashes(entry)
+        text, norms = _folded_prose(entry)
+        entry.sentences = sentence_hashes(entry, norms)
+        folded.append(text)
     for start in range(0, len(entries), SIGN_BATCH):
         batch = entries[start:start + SIGN_BATCH]
-        for entry, phrases in zip(batch, _phrase_hashes(batch)):
+        for entry, phrases in zip(batch, _phrase_hashes(batch, folded[start:start + SIGN_BATCH])):
             entry.phrases = phrases
 
 
@@ -599,11 +631,12 @@ def _id_window_hashes(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (mixed[starts] >> np.uint64(1)).astype(np.int64), starts
 
 
-def _phrase_hashes(entries: list[Entry]) -> list[bytes]:
+def _phrase_hashes(entries: list[Entry], folded: list[str] | None = None) -> list[bytes]:
     """Each entry's distinct phrases of PHRASE_WORDS words, hashed: sorted 64-bit integers, packed (a tenth
     of the memory of a tuple of ints, in the parse workers, the cache and the build); computed for all the
-    entries at once, so that the array operations are paid once per batch, not once per entry."""
-    ids, bounds = word_ids(entries)
+    entries at once, so that the array operations are paid once per batch, not once per entry (`folded`: see
+    `word_ids`)."""
+    ids, bounds = word_ids(entries, folded)
     hashes, starts = _id_window_hashes(ids)
     owners = np.searchsorted(bounds, starts, side="right") - 1
     order = np.lexsort((hashes, owners))

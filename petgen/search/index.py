@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 import Stemmer
 
-from petgen.content.text import collation_key, strip_accents
+from petgen.content.text import collation_key, letter_runs, strip_accents
 
 INDEX_VERSION = 1
 FIELDS = ("title", "variants", "keywords", "meaning")
@@ -67,16 +67,14 @@ def words(text: str) -> list[str]:
     return [fold_word(w) for w in _WORD.findall(unicodedata.normalize("NFC", text).casefold())]
 
 
-_WORD_OR_NUL = re.compile(r"[^\W_]+|\x00")  # a word as `words` finds it, or the NUL between two texts
-
-
 def words_each(texts: list[str]) -> list[list[str]]:
     """`words` of each text, in one pass over all of them (NUL between them: as a starter that composes with
-    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word)."""
-    joined = "\x00".join(texts)
+    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word; with spaces around it,
+    a token of its own for `letter_runs`)."""
+    joined = " \x00 ".join(texts)
     if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
         return [words(text) for text in texts]
-    tokens = fold_words(_WORD_OR_NUL.findall(unicodedata.normalize("NFC", joined).casefold()))
+    tokens = fold_words(letter_runs(unicodedata.normalize("NFC", joined).casefold(), "\x00"))  # `_WORD`'s words, NULs
     found, start = [], 0
     for _ in range(len(texts) - 1):
         end = tokens.index("\x00", start)

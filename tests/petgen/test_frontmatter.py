@@ -5,6 +5,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from petgen.content.frontmatter import PlainReader
 from petgen.content.model import ContentLoader, parse_yaml, split_front_matter
 from petgen.content.problems import Problems
@@ -73,3 +76,22 @@ def test_special_values_are_left_to_pyyaml() -> None:
     assert reader.read("title: Bärchen\nmoods: [a, b]", first_line=2) == (
         {"title": "Bärchen", "moods": ["a", "b"]}, {"title": 2, "moods": 3, "moods[0]": 3, "moods[1]": 3})
     assert reader.read("title: a\ntitle: b", first_line=2) is None  # a duplicate key: PyYAML reports it
+
+
+def _split_line_by_line(text: str) -> tuple[str, str, int] | None:
+    """`split_front_matter` as it was written first: the lines split, the closing `---` looked for one by one."""
+    lines = text.lstrip("\ufeff").split("\n")
+    if lines[0].rstrip() != "---":
+        return None
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() == "---":
+            return "\n".join(lines[1:i]), "\n".join(lines[i + 1:]), i + 2
+    return None
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(st.sampled_from(["---", "--- ", "----", "---\r", "--", "a: b", "", " ---", "\ufeff---", "x---"]),
+                max_size=8))
+def test_front_matter_is_split_at_the_first_closing_line(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    assert split_front_matter(text) == _split_line_by_line(text)

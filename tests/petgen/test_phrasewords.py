@@ -11,7 +11,14 @@ import numpy as np
 from petgen.content.model import Entry, parse_entry
 from petgen.content.phrasewords import word_ids
 from petgen.content.synthetic import synthetic_entry
-from petgen.content.validate import _flat_phrase_words, _phrase_hashes, _window_hashes, _word_hashes
+from petgen.content.validate import (
+    _flat_phrase_words,
+    _phrase_hashes,
+    _window_hashes,
+    _word_hashes,
+    sentence_hashes,
+    sign_entries,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,3 +66,17 @@ def test_phrase_hashes_are_the_windows_of_those_words() -> None:
     for entry, packed in zip(found, _phrase_hashes(found)):
         expected = np.unique(_window_hashes(_flat_phrase_words(entry))[0])
         assert np.frombuffer(packed, dtype=np.int64).tolist() == expected.tolist()
+
+
+def test_signing_with_the_prose_casefolded_once_gives_the_hashes_of_each_check() -> None:
+    """`sign_entries` casefolds an entry's prose once for the sentences and the phrases (sentence ends as NULs): the
+    hashes are those of `sentence_hashes` and `_phrase_hashes` made each from the entry, odd texts included."""
+    found = entries()
+    rng = random.Random(11)
+    found += [odd(entry, rng) for entry in found]
+    found += [replace(entry, faq=[{"question": "Echt?  Ja. Nein", "answer": "So.  Weiter?"}, *entry.faq],
+                      usage=f"{entry.usage}  Ende.\u2028Neu.  ") for entry in found[:20]]
+    signed = [replace(entry) for entry in found]
+    sign_entries(signed)
+    assert [entry.sentences for entry in signed] == [sentence_hashes(entry) for entry in found]
+    assert [entry.phrases for entry in signed] == _phrase_hashes(found)

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from petgen.content.text import collation_key, slugify, word_count, word_runs
-from petgen.content.validate import _MARK_AND_SENTENCE_END, SENTENCE_END, _cut_sentences, _norms_of
+from petgen.content.text import collation_key, letter_runs, slugify, word_count, word_runs
+from petgen.content.validate import _MARK_AND_SENTENCE_END, SENTENCE_END, _cut_sentences, _norms_of, fold, fold_each
 
 
 @pytest.mark.parametrize("title, slug", [
@@ -33,11 +33,22 @@ PROSE = st.text(alphabet=st.sampled_from(list("abzÄäöüßİ²٣_-'.,;:!?„�
 @settings(max_examples=3000, deadline=None)
 @given(PROSE)
 def test_word_runs_are_the_regular_expressions_words(text: str) -> None:
-    """`word_runs` (punctuation blanked out, split at spaces) finds exactly what `\\w+` finds, with and without a
-    character kept as a token of its own, and `word_count` what its expression counts, on any text."""
+    """`word_runs` (punctuation blanked out, split at spaces) finds exactly what `\\w+` finds, and `letter_runs`
+    what `[^\\W_]+` finds, with and without a character kept as a token of its own, and `word_count` what its
+    expression counts, on any text."""
     assert word_runs(text) == re.findall(r"\w+", text)
     assert word_runs(text, "\x01") == re.findall(r"\w+|\x01", text)
+    assert letter_runs(text) == re.findall(r"[^\W_]+", text)
+    assert letter_runs(text, "\x00") == re.findall(r"[^\W_]+|\x00", text)
     assert word_count(text) == len(re.findall(r"\w+(?:[-']\w+)*", text))
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(PROSE, min_size=1, max_size=5))
+@example(["Bär_chen", "", "\u0308Ä x\x00", "Ä"])
+def test_folding_many_texts_at_once_folds_each(texts: list[str]) -> None:
+    """`fold_each` (the texts joined by a NUL between spaces, split into words at once) folds as `fold` each text."""
+    assert fold_each(texts) == [fold(text) for text in texts]
 
 
 @settings(max_examples=3000, deadline=None)
