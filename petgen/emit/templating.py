@@ -4,8 +4,10 @@ JSON for script elements."""
 from __future__ import annotations
 
 import os
+import threading
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import orjson
 from cmarkgfm import cmark
@@ -129,29 +131,42 @@ def esc(text: str) -> str:
     return text
 
 
-# `cmarkgfm.github_flavored_markdown_to_html`'s options and extensions; the extensions are looked up once here, not
-# on every call (five lookups by name per call, a fifth of its cost on an entry's short sections).
+# `cmarkgfm.github_flavored_markdown_to_html`'s options and extensions.
 _GFM_OPTIONS = cmark.Options.CMARK_OPT_GITHUB_PRE_LANG
-_GFM_EXTENSIONS: list = []
+_GFM_EXTENSIONS = ("table", "autolink", "tagfilter", "strikethrough", "tasklist")
+
+
+class _Parser(threading.local):
+    """A thread's Markdown parser, made once: cmark's `parser_finish` leaves the parser as new, with its options
+    and extensions, and making one with its five extensions is a third of the cost of an entry's short sections."""
+
+    parser: Any = None
+    extensions: Any = None
+
+
+_parsers = _Parser()
 
 
 def markdown(text: str) -> str:
     """Render editor Markdown to HTML as `cmarkgfm.github_flavored_markdown_to_html` does (the same calls of
     its wrappers of the C library); raw HTML in the source is omitted, not passed through, and links to
     javascript:, vbscript:, file: and data: URLs (other than images) lose their target."""
-    if not _GFM_EXTENSIONS:
+    local = _parsers
+    parser = local.parser
+    if parser is None:
         cmark.core_extensions_ensure_registered()
-        _GFM_EXTENSIONS[:] = [cmark.find_syntax_extension(name)
-                              for name in ("table", "autolink", "tagfilter", "strikethrough", "tasklist")]
-    parser = cmark.parser_new(options=_GFM_OPTIONS)
+        parser = cmark.parser_new(options=_GFM_OPTIONS)
+        for name in _GFM_EXTENSIONS:
+            cmark.parser_attach_syntax_extension(parser, cmark.find_syntax_extension(name))
+        local.parser, local.extensions = parser, cmark.parser_get_syntax_extensions(parser)
     try:
-        for extension in _GFM_EXTENSIONS:
-            cmark.parser_attach_syntax_extension(parser, extension)
         cmark.parser_feed(parser, text)
         root = cmark.parser_finish(parser)
-        return cmark.render_html(root, options=_GFM_OPTIONS, extensions=cmark.parser_get_syntax_extensions(parser))
-    finally:
+    except BaseException:  # the parser may hold part of `text`: the next call makes a new one
+        local.parser = None
         cmark.parser_free(parser)
+        raise
+    return cmark.render_html(root, options=_GFM_OPTIONS, extensions=local.extensions)
 
 
 # Inside <script> the HTML parser ends the element at `</script` and changes state at `<!--`, whatever
