@@ -3,6 +3,7 @@ JSON for script elements."""
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from importlib import resources
@@ -60,6 +61,7 @@ _MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August
            "November", "Dezember")
 
 
+@functools.cache  # entries share their few dates: each page shows two
 def german_date(iso: str) -> str:
     """`2026-11-22` → `22. November 2026`."""
     year, month, day = iso.split("-")
