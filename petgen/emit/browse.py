@@ -209,7 +209,8 @@ class Browse:
         moods, entries = self.mood_titles, self.kb.entries
         memo = EntryMemo(self.kb.cache_root, "cards", unit_key(self.base, *(f"{k}={v}" for k, v in moods.items())))
         keyed = self.kb.cache_root is not None  # else no list page's key is made (`emit_lists`)
-        found = memo.get_all([self.kb.keys.get(e.slug) for e in entries], lambda i: self._card(entries[i], moods, keyed))
+        found = memo.get_all([self.kb.keys.get(e.slug) for e in entries],
+                             lambda i: self._card(entries[i], moods, keyed))
         memo.save()
         return found
 
