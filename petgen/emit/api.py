@@ -53,22 +53,26 @@ class Memberships:
         self.aliases = [(i, aliases[c]) for i, c in enumerate(categories) if c in aliases]
         self.shared: dict[Filter, Filter] = {}
         self.parts: dict[tuple, tuple[Filter, ...]] = {}  # categories and moods -> their filters
-        self.facets: dict[tuple, tuple[Filter, ...]] = {}  # facet values -> their filters
+        self.facets: dict[tuple, tuple[list[int], tuple[Filter, ...]]] = {}  # facet values -> their aliases, filters
 
     def __call__(self, item: dict) -> tuple[Filter, ...]:
+        # Many entries share their categories and moods, more their facet values: each part made once. An alias is
+        # a facet value (`_alias`: of a filter facet), so the aliases an entry is in are kept by its facet values.
+        values = tuple([tuple(v) if isinstance(v := item[name], list) else v for name in FILTER_FACETS])
+        by_facets = self.facets.get(values)
+        if by_facets is None:
+            by_facets = self.facets[values] = (
+                [i for i, facet in self.aliases if facet_matches(facet, item[facet[0]])],
+                self._shared([((name, v),) for name, value in zip(FILTER_FACETS, values)
+                              for v in (value if isinstance(value, tuple) else [value])]))
+        aliased, facets = by_facets
         themes = self.themes
         found = {themes[c] for c in item["categories"] if c in themes}  # `in_category`, without a loop over all
-        found.update(i for i, facet in self.aliases if facet_matches(facet, item[facet[0]]))
-        # Many entries share their categories and moods, more their facet values: each part made once.
+        found.update(aliased)
         taxonomy = (*sorted(found), None, *item["moods"])
         made = self.parts.get(taxonomy)
         if made is None:
             made = self.parts[taxonomy] = self._shared(self._taxonomy(sorted(found), item["moods"]))
-        values = tuple([tuple(v) if isinstance(v := item[name], list) else v for name in FILTER_FACETS])
-        facets = self.facets.get(values)
-        if facets is None:
-            facets = self.facets[values] = self._shared([((name, v),) for name, value in zip(FILTER_FACETS, values)
-                                                        for v in (value if isinstance(value, tuple) else [value])])
         return made + facets
 
     def _taxonomy(self, found: list[int], moods: list[str]) -> list[Filter]:
@@ -131,18 +135,20 @@ def summaries_memo(kb: KnowledgeBase) -> EntryMemo:
     return EntryMemo(kb.cache_root, "summaries", context)
 
 
-def encoded_summary(entry: Entry, site: Site, member: Memberships) -> Encoded:
-    """An entry's `Encoded` summary."""
+def encoded_summary(entry: Entry, site: Site, member: Memberships, keyed: bool = True) -> Encoded:
+    """An entry's `Encoded` summary (without its digest unless `keyed`)."""
     item = name_summary(entry, site)
     raw = encode(item)
-    return raw, hashlib.blake2b(raw, digest_size=12).hexdigest(), member(item)
+    return raw, hashlib.blake2b(raw, digest_size=12).hexdigest() if keyed else "", member(item)
 
 
 def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Write the list pages for every filter, categories, status and the runtime's data file."""
     site, license_ = kb.site, license_of(kb.site)
     memo = summaries_memo(kb)
-    make = partial(encoded_summary, site=site, member=Memberships([c.slug for c in kb.categories], kb.aliases))
+    keyed = kb.cache_root is not None  # without a cache no build after this one looks at the units' keys
+    make = partial(encoded_summary, site=site, member=Memberships([c.slug for c in kb.categories], kb.aliases),
+                   keyed=keyed)
     # Each summary is encoded once (or taken from the last build's) and written into every list as is (an
     # `orjson.Fragment`: the same bytes).
     entries = kb.entries
@@ -162,11 +168,13 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         query = dict(key)
         page = name_list(matching, filters=query, limit=DEFAULT_LIMIT, offset=offset, base_url=site.base_url,
                          license=license_)
-        page["items"] = [fragments[doc] for doc in page["items"]]
+        page["items"] = list(map(fragments.__getitem__, page["items"]))
         writer.add_hashed(list_route(query, DEFAULT_LIMIT, offset), list_stem(key, offset), encode(page))
 
     def key_of(name: str, key: Filter, start: int, stop: int, *size: str) -> str:
         """A unit's key: as the last build's if no document it shows changed (`ListIndex.unchanged`)."""
+        if not keyed:
+            return ""
         kept = index.unchanged(name, key, start, stop) if index is not None and key else None
         made = kept or unit_key(*size, *map(digests.__getitem__, filters[key][start:stop]))
         return index.key(name, made) if index is not None else made
@@ -179,7 +187,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
 
     def emit_category(category: Category, names: list[int]) -> None:
         writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
-                          encode(category_resource(category, [fragments[doc] for doc in names], site)))
+                          encode(category_resource(category, list(map(fragments.__getitem__, names)), site)))
 
     items = []
     for category in kb.categories:

@@ -26,7 +26,7 @@ from petgen.content.text import initial as title_initial
 from petgen.contract.resources import entry_url, list_route
 from petgen.emit import listpage
 from petgen.emit.listindex import ListIndex
-from petgen.emit.templating import environment, esc, script_json
+from petgen.emit.templating import environment, esc, script_json_bytes
 
 SLUG = attrgetter("slug")
 PAGE_SIZE = 48  # cards per list page: about 20 KB of HTML, 40 KB with the stylesheet and script
@@ -84,7 +84,7 @@ class Browse:
         self.moods = {m.slug: m for m in kb.moods}
         self.titles = {f: {v.slug: v.title for v in values} for f, values in kb.facets.values.items()}
         self.index: ListIndex | None = None  # the last build's lists, to patch (`use_index`)
-        self._made: dict[str, tuple[str, str]] = {}  # cards rendered on demand while patching
+        self._made: dict[str, tuple[bytes, str]] = {}  # cards rendered on demand while patching
 
     def __getstate__(self) -> dict:
         """Pickled for the page workers: the lookups of `pills` only (not the knowledge base, not the lists)."""
@@ -203,22 +203,24 @@ class Browse:
         return {slug: mood.title for slug, mood in self.moods.items()}
 
     @cached_property
-    def _cards(self) -> list[tuple[str, str]]:
-        """Each entry's card (title, meaning, moods) and its digest, in list order, rendered once and kept in the
-        build cache by the entry's file."""
+    def _cards(self) -> list[tuple[bytes, str]]:
+        """Each entry's card (title, meaning, moods), encoded, and its digest, in list order, rendered once and kept in
+        the build cache by the entry's file."""
         moods, entries = self.mood_titles, self.kb.entries
         memo = EntryMemo(self.kb.cache_root, "cards", unit_key(self.base, *(f"{k}={v}" for k, v in moods.items())))
-        found = memo.get_all([self.kb.keys.get(e.slug) for e in entries], lambda i: self._card(entries[i], moods))
+        keyed = self.kb.cache_root is not None  # else no list page's key is made (`emit_lists`)
+        found = memo.get_all([self.kb.keys.get(e.slug) for e in entries],
+                             lambda i: self._card(entries[i], moods, keyed))
         memo.save()
         return found
 
-    def _card(self, e: Entry, moods: dict[str, str]) -> tuple[str, str]:
+    def _card(self, e: Entry, moods: dict[str, str], keyed: bool = True) -> tuple[bytes, str]:
         mood_text = " · ".join(moods.get(m, m) for m in e.moods)
         html = (f'<li class="card"><h3><a href="{self.base}/names/{e.slug}/">{esc(e.title)}</a></h3>'
-                f'<p>{esc(e.meaning)}</p><p class="moods">{esc(mood_text)}</p></li>')
-        return html, hashlib.blake2b(html.encode(), digest_size=12).hexdigest()
+                f'<p>{esc(e.meaning)}</p><p class="moods">{esc(mood_text)}</p></li>').encode()
+        return html, hashlib.blake2b(html, digest_size=12).hexdigest() if keyed else ""
 
-    def _made_card(self, entry: Entry) -> tuple[str, str]:
+    def _made_card(self, entry: Entry) -> tuple[bytes, str]:
         """An entry's card and digest while patching: rendered when a page that is keyed or rendered shows it (the
         cards of all entries are not looked up)."""
         made = self._made.get(entry.slug)
@@ -226,8 +228,8 @@ class Browse:
             made = self._made[entry.slug] = self._card(entry, self.mood_titles)
         return made
 
-    def cards_of(self, entries: list[Entry]) -> Iterator[str]:
-        """The cards of `entries` (`cards`, or made on demand while patching)."""
+    def cards_of(self, entries: list[Entry]) -> Iterator[bytes]:
+        """The cards of `entries`, encoded (`cards`, or made on demand while patching)."""
         if self.patching:
             return (self._made_card(e)[0] for e in entries)
         return map(self.cards.__getitem__, map(SLUG, entries))
@@ -239,8 +241,8 @@ class Browse:
         return map(self.card_digests.__getitem__, map(SLUG, entries))
 
     @cached_property
-    def cards(self) -> dict[str, str]:
-        """Each entry's card (title, meaning, moods), rendered once."""
+    def cards(self) -> dict[str, bytes]:
+        """Each entry's card (title, meaning, moods), rendered once, encoded."""
         return {e.slug: card for e, (card, _) in zip(self.kb.entries, self._cards)}
 
     @cached_property
@@ -292,9 +294,9 @@ def pagination(url: str, total: int, size: int, number: int) -> dict[str, Any]:
             "next": f"{url}{number + 1}/" if number < count else None}
 
 
-def term_set(name: str, description: str, url: str, terms: list[orjson.Fragment], site: Site) -> str:
-    """JSON-LD for a list page: a DefinedTermSet with the names it shows (`defined_term` of each)."""
-    return script_json({
+def term_set(name: str, description: str, url: str, terms: list[orjson.Fragment], site: Site) -> bytes:
+    """JSON-LD for a list page, encoded: a DefinedTermSet with the names it shows (`defined_term` of each)."""
+    return script_json_bytes({
         "@context": "https://schema.org", "@type": "DefinedTermSet", "name": name, "description": description,
         "url": url, "inLanguage": site.language, "hasDefinedTerm": terms,
     })
@@ -304,6 +306,19 @@ def defined_term(entry: Entry, site: Site) -> orjson.Fragment:
     """An entry as a DefinedTerm of `term_set`, encoded (once: it is in several lists)."""
     return orjson.Fragment(orjson.dumps({"@type": "DefinedTerm", "name": entry.title,
                                          "url": entry_url(site, entry.slug)}))
+
+
+class Terms(dict[str, orjson.Fragment]):
+    """Each shown entry's `defined_term`, by slug, made the first time it is looked up (each entry is in several
+    lists; a lookup that finds it calls no Python function)."""
+
+    def __init__(self, site: Site, entries: dict[str, Entry]) -> None:
+        super().__init__()
+        self.site, self.entries = site, entries
+
+    def __missing__(self, slug: str) -> orjson.Fragment:
+        found = self[slug] = defined_term(self.entries[slug], self.site)
+        return found
 
 
 def api_path(page: ListPage) -> str:
@@ -324,13 +339,8 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     frame = listpage.frame(site)
     browse.use_index(writer.context)
     index = browse.index
-    terms: dict[str, orjson.Fragment] = {}  # each shown entry's `defined_term`, encoded once
-
-    def term(entry: Entry) -> orjson.Fragment:
-        found = terms.get(entry.slug)
-        if found is None:
-            found = terms[entry.slug] = defined_term(entry, site)
-        return found
+    terms = Terms(site, kb.by_slug)
+    keyed = kb.cache_root is not None  # without a cache no build after this one looks at the units' keys
 
     def render(kind: Kind, page: ListPage, moods: list[dict[str, str]], number: int, rel: str) -> None:
         url = browse.url(kind.name, page.slug)
@@ -340,8 +350,8 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
             frame, site, label=page.label, title=page.title, description=page.description, kind_title=kind.title,
             overview=browse.overview_url(kind.name), api=api_path(page), total=len(page.entries), moods=moods,
             pagination=pagination(url, len(page.entries), PAGE_SIZE, number), size=PAGE_SIZE, canonical=canonical,
-            cards="".join(browse.cards_of(shown)), jsonld=term_set(
-                page.label, page.description, canonical, [term(e) for e in shown], site))
+            cards=browse.cards_of(shown), jsonld=term_set(
+                page.label, page.description, canonical, [terms[e.slug] for e in shown], site))
         writer.add_file("/" + rel, rel + "index.html", html, HTML)
 
     for kind in KINDS:
@@ -353,12 +363,13 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
                 rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
                 start = (number - 1) * PAGE_SIZE
                 key = index.unchanged(rel, f"{kind.name}:{page.slug}", start, start + PAGE_SIZE) if index else None
-                if key is None:
+                if key is None and keyed:
                     key = unit_key(str(len(page.entries)), *browse.digests_of(page.entries[start:start + PAGE_SIZE]))
-                writer.unit(rel, index.key(rel, key) if index else key, partial(render, kind, page, moods, number, rel))
+                writer.unit(rel, index.key(rel, key) if index else key or "",
+                            partial(render, kind, page, moods, number, rel))
         overview = env.get_template("overview.html").render(
             site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=browse.tiles(kind.name),
-            jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], site))
+            jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], site).decode())
         writer.add_file(f"/{kind.segment}/", f"{kind.segment}/index.html", overview.encode(), HTML)
     emit_az(kb, writer, browse)
     if index is not None:
@@ -381,6 +392,7 @@ def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     groups = browse.by_letter
     letters = browse.letters
     navs = listpage.letter_links(letters)
+    keyed = kb.cache_root is not None  # without a cache no build after this one looks at the units' keys
     index = unit_key(str(len(kb.entries)), *(f"{letter}\0{count}" for letter, _, count in letters))
 
     def render(letter: str | None, url: str, number: int, shown: list[Entry], canonical: str) -> None:
@@ -405,7 +417,7 @@ def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
             shown = entries[start:start + AZ_PAGE_SIZE]
             rel = canonical.removeprefix(browse.base + "/") or "a-z/"
             key = kept.unchanged(rel, f"a-z:{letter}", start, start + AZ_PAGE_SIZE) if kept and letter else None
-            if key is None:
+            if key is None and keyed:
                 key = unit_key(index, *(f"{e.slug}\0{e.title}" for e in shown))
-            writer.unit(rel, browse.index.key(rel, key) if browse.index else key,
+            writer.unit(rel, browse.index.key(rel, key) if browse.index else key or "",
                         partial(render, letter, url, number, shown, canonical))

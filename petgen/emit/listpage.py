@@ -7,6 +7,7 @@ from petgen/emit/browse.py, rendered once per entry.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from petgen.content.model import Entry, Site
@@ -15,8 +16,8 @@ from petgen.emit.templating import environment, esc
 
 FRAME_VALUES = ("title", "description", "head", "api", "main", "canonical")
 AZ_API = "/api/names"  # the JSON an A–Z page links to
-CARDS = '<ul class="cards">{}</ul>'
-NO_CARDS = "<p>Noch keine Einträge.</p>"
+CARDS, CARDS_END = b'<ul class="cards">', b"</ul>"
+NO_CARDS = "<p>Noch keine Einträge.</p>".encode()
 CURRENT = ' aria-current="page"'
 
 
@@ -47,29 +48,30 @@ def crumbs(items: list[tuple[str, str | None]]) -> str:
 
 def list_page(frame: Frame, site: Site, *, label: str, title: str, description: str, kind_title: str,
               overview: str, api: str, total: int, moods: list[dict[str, str]], pagination: dict[str, Any],
-              size: int, canonical: str, cards: str, jsonld: str) -> bytes:
-    """One page of a list (a category, mood or facet value) of `total` names, showing `cards`."""
+              size: int, canonical: str, cards: Iterable[bytes], jsonld: bytes) -> bytes:
+    """One page of a list (a category, mood or facet value) of `total` names, showing `cards` (encoded, as
+    `jsonld`: 48 cards are most of a page, joined as they are)."""
     number, count = pagination["number"], pagination["count"]
     prev, next_ = pagination["prev"], pagination["next"]
     head = ((f'<link rel="prev" href="{esc(prev)}">\n' if prev else "")
             + (f'<link rel="next" href="{esc(next_)}">\n' if next_ else "")
-            + f'<script type="application/ld+json">{jsonld}</script>')
+            + '<script type="application/ld+json">').encode() + jsonld + b"</script>"
     mood_links = ('<p class="muted">Typische Stimmungen:</p><ul class="tags">' + "".join(
         f'<li><a href="{esc(m["url"])}">{esc(m["label"])}</a></li>' for m in moods) + "</ul>" if moods else "")
     shown = f"Namen {(number - 1) * size + 1}–{min(number * size, total)}" if count > 1 else "Alle Namen"
-    main = (f"\n{crumbs([('Start', site.base_url + '/'), (kind_title, overview), (title, None)])}\n"
-            f"<h1>{esc(label)}</h1>\n"
-            f'<p class="lead">{esc(description)}</p>\n'
-            f"<p>{total} {'Kosename' if total == 1 else 'Kosenamen'}"
-            f"{f' · Seite {number} von {count}' if count > 1 else ''}</p>\n"
-            f"{mood_links}\n"
-            f"<h2>{shown}</h2>\n"
-            f"{CARDS.format(cards) if total else NO_CARDS}\n"
-            f"{pager(pagination)}\n")
+    intro = (f"\n{crumbs([('Start', site.base_url + '/'), (kind_title, overview), (title, None)])}\n"
+             f"<h1>{esc(label)}</h1>\n"
+             f'<p class="lead">{esc(description)}</p>\n'
+             f"<p>{total} {'Kosename' if total == 1 else 'Kosenamen'}"
+             f"{f' · Seite {number} von {count}' if count > 1 else ''}</p>\n"
+             f"{mood_links}\n"
+             f"<h2>{shown}</h2>\n").encode()
+    end = f"\n{pager(pagination)}\n".encode()
+    main = b"".join([intro, CARDS, *cards, CARDS_END, end] if total else [intro, NO_CARDS, end])
     return frame.fill({
-        "title": f"{esc(label)} – Kosenamen{f' (Seite {number})' if number > 1 else ''} | {esc(site.name)}",
-        "description": esc(description), "head": head, "api": esc(api), "canonical": esc(canonical),
-        "main": main}).encode()
+        "title": f"{esc(label)} – Kosenamen{f' (Seite {number})' if number > 1 else ''} | {esc(site.name)}".encode(),
+        "description": esc(description).encode(), "head": head, "api": esc(api).encode(),
+        "canonical": esc(canonical).encode(), "main": main})
 
 
 def letter_links(letters: list[tuple[str, str, int]]) -> dict[str | None, str]:
@@ -99,7 +101,7 @@ def az_page(frame: Frame, site: Site, *, letter: str | None, nav: str, letter_to
     heading = f"Kosenamen von A bis Z{f': {upper}' if letter else ''}"
     number = pagination["number"]
     return frame.fill({
-        "title": f"{heading}{f' (Seite {number})' if number > 1 else ''} | {esc(site.name)}",
-        "description": f"Alle {total} Kosenamen alphabetisch{f', Buchstabe {upper}' if letter else ''}.",
-        "head": "", "api": AZ_API, "canonical": esc(canonical),
-        "main": f"\n{crumbs(items)}\n<h1>{heading}</h1>\n{nav}\n{body}\n"}).encode()
+        "title": f"{heading}{f' (Seite {number})' if number > 1 else ''} | {esc(site.name)}".encode(),
+        "description": f"Alle {total} Kosenamen alphabetisch{f', Buchstabe {upper}' if letter else ''}.".encode(),
+        "head": b"", "api": AZ_API.encode(), "canonical": esc(canonical).encode(),
+        "main": f"\n{crumbs(items)}\n<h1>{heading}</h1>\n{nav}\n{body}\n".encode()})

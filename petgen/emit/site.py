@@ -18,7 +18,7 @@ from petgen.content.model import Entry, FacetValue
 from petgen.contract.resources import entry_url
 from petgen.emit.browse import Browse, emit_lists
 from petgen.emit.namepage import FacetParts, Frame, article, facet_parts
-from petgen.emit.templating import emit_assets, environment, esc, markdown, script_json
+from petgen.emit.templating import emit_assets, environment, esc, markdown, script_json, script_json_bytes
 
 
 class PageRenderer:
@@ -98,8 +98,9 @@ class PageRenderer:
         main = article(entry, site, parts=self.facet_parts(entry), origin_html=markdown(entry.origin),
                        related=[{"slug": s, "title": self.titles[s]} for s in entry.related],
                        usage_html=markdown(entry.usage))
-        return self.frame.fill({"slug": esc(entry.slug), "title": esc(entry.title), "meaning": esc(entry.meaning),
-                                "url": esc(url), "jsonld": script_json(jsonld), "main": main}).encode()
+        return self.frame.fill({"slug": esc(entry.slug).encode(), "title": esc(entry.title).encode(),
+                                "meaning": esc(entry.meaning).encode(), "url": esc(url).encode(),
+                                "jsonld": script_json_bytes(jsonld), "main": main.encode()})
 
 
 def featured(kb: KnowledgeBase, browse: Browse, count: int = 6) -> list[Entry]:
@@ -138,8 +139,8 @@ def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
     themes = [t for t in tiles["category"] if t["slug"] not in aliases]
     relationships = tiles["relationship"] + [t for t in tiles["category"] if aliases.get(t["slug"], ("",))[0] == "gender"]
     home = env.get_template("index.html").render(
-        site=site, canonical=base + "/", total=len(kb.entries), featured=Markup("".join(
-            browse.cards_of(featured(kb, browse)))),
+        site=site, canonical=base + "/", total=len(kb.entries), featured=Markup(b"".join(
+            browse.cards_of(featured(kb, browse))).decode()),
         themes=themes, relationships=relationships, moods=tiles["mood"],
         regions=[t for t in tiles["region"] if t["slug"] != "ueberregional"],
         languages=[t for t in tiles["language"] if t["slug"] != "deutsch"],

@@ -3,9 +3,12 @@ JSON for script elements."""
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import orjson
 from cmarkgfm import cmark
@@ -58,6 +61,7 @@ _MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August
            "November", "Dezember")
 
 
+@functools.cache  # entries share their few dates: each page shows two
 def german_date(iso: str) -> str:
     """`2026-11-22` → `22. November 2026`."""
     year, month, day = iso.split("-")
@@ -129,42 +133,62 @@ def esc(text: str) -> str:
     return text
 
 
-# `cmarkgfm.github_flavored_markdown_to_html`'s options and extensions; the extensions are looked up once here, not
-# on every call (five lookups by name per call, a fifth of its cost on an entry's short sections).
+# `cmarkgfm.github_flavored_markdown_to_html`'s options and extensions.
 _GFM_OPTIONS = cmark.Options.CMARK_OPT_GITHUB_PRE_LANG
-_GFM_EXTENSIONS: list = []
+_GFM_EXTENSIONS = ("table", "autolink", "tagfilter", "strikethrough", "tasklist")
+
+
+class _Parser(threading.local):
+    """A thread's Markdown parser, made once: cmark's `parser_finish` leaves the parser as new, with its options
+    and extensions, and making one with its five extensions is a third of the cost of an entry's short sections."""
+
+    parser: Any = None
+    extensions: Any = None
+
+
+_parsers = _Parser()
 
 
 def markdown(text: str) -> str:
     """Render editor Markdown to HTML as `cmarkgfm.github_flavored_markdown_to_html` does (the same calls of
     its wrappers of the C library); raw HTML in the source is omitted, not passed through, and links to
     javascript:, vbscript:, file: and data: URLs (other than images) lose their target."""
-    if not _GFM_EXTENSIONS:
+    local = _parsers
+    parser = local.parser
+    if parser is None:
         cmark.core_extensions_ensure_registered()
-        _GFM_EXTENSIONS[:] = [cmark.find_syntax_extension(name)
-                              for name in ("table", "autolink", "tagfilter", "strikethrough", "tasklist")]
-    parser = cmark.parser_new(options=_GFM_OPTIONS)
+        parser = cmark.parser_new(options=_GFM_OPTIONS)
+        for name in _GFM_EXTENSIONS:
+            cmark.parser_attach_syntax_extension(parser, cmark.find_syntax_extension(name))
+        local.parser, local.extensions = parser, cmark.parser_get_syntax_extensions(parser)
     try:
-        for extension in _GFM_EXTENSIONS:
-            cmark.parser_attach_syntax_extension(parser, extension)
         cmark.parser_feed(parser, text)
         root = cmark.parser_finish(parser)
-        return cmark.render_html(root, options=_GFM_OPTIONS, extensions=cmark.parser_get_syntax_extensions(parser))
-    finally:
+    except BaseException:  # the parser may hold part of `text`: the next call makes a new one
+        local.parser = None
         cmark.parser_free(parser)
+        raise
+    return cmark.render_html(root, options=_GFM_OPTIONS, extensions=local.extensions)
 
 
 # Inside <script> the HTML parser ends the element at `</script` and changes state at `<!--`, whatever
 # the JSON means; a line separator ends a JavaScript string in older engines. Escaped, the text holds
 # none of them and parses to the same value (these characters only ever occur inside JSON strings).
-_SCRIPT_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+# Replaced in the UTF-8 bytes: no byte of these characters' encodings occurs inside another character's.
+_SCRIPT_ESCAPES = tuple((char.encode(), escaped.encode()) for char, escaped in (
+    ("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029")))
 
 
-def script_json(data: object) -> str:
-    """JSON for a `<script type="application/ld+json">` element: no markup can end or bend the element.
-    (Five `replace` calls: `str.translate` with a mapping costs a dictionary lookup per character.)"""
-    text = orjson.dumps(data).decode()
+def script_json_bytes(data: object) -> bytes:
+    """JSON for a `<script type="application/ld+json">` element, encoded: no markup can end or bend the element.
+    (Five `replace` calls: a translation table costs a lookup per character.)"""
+    text = orjson.dumps(data)
     for char, escaped in _SCRIPT_ESCAPES:
         if char in text:
             text = text.replace(char, escaped)
     return text
+
+
+def script_json(data: object) -> str:
+    """`script_json_bytes`, as text (for a template)."""
+    return script_json_bytes(data).decode()

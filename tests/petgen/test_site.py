@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from xml.etree import ElementTree
 
+import cmarkgfm
 import orjson
 import pytest
 
@@ -17,7 +19,7 @@ from petgen.build.pipeline import build
 from petgen.content.kb import load_knowledge_base
 from petgen.emit.browse import KINDS, PAGE_SIZE
 from petgen.emit.guide import GUIDE, guide_html
-from petgen.emit.templating import german_date
+from petgen.emit.templating import german_date, markdown
 from tests.conftest import BASE_URL, TAXONOMY
 from tests.petgen.test_escaping import Page
 
@@ -131,6 +133,22 @@ def test_name_pages_link_their_facets_and_show_cautions_and_german_dates(real_di
                                              ("1999-12-31", "31. Dezember 1999")])
 def test_german_dates(iso: str, german: str) -> None:
     assert german_date(iso) == german
+
+
+MARKDOWN = ["[a]: https://example.org/a\n\nMit *Verweis* [a].", "Ohne Definition: [a], [b][a].",
+            "| Name | Bedeutung |\n|---|---|\n| Schatz | Kostbarkeit |\n\nDanach ~~durch~~ www.example.org.",
+            "- [x] erledigt\n- [ ] offen\n\n<script>alert(1)</script> [x](javascript:alert(1))",
+            "Ein Absatz ohne Zeilenende", "> Zitat\n\n```\nCode\n```", "| nur | eine Zeile |", ""]
+
+
+def test_markdown_renders_each_text_as_cmarkgfm_does_with_a_parser_of_its_own() -> None:
+    """`markdown` keeps its parser from text to text: a reference, a table or an open block of one text is not
+    in the next. (Not rendered in threads at once: cmark-gfm's inline extensions share a table between parsers.)"""
+    expected = [cmarkgfm.github_flavored_markdown_to_html(text) for text in MARKDOWN]
+    assert [markdown(text) for text in MARKDOWN * 2] == expected * 2
+    assert 'href="https://example.org/a"' in expected[0] and "<a" not in expected[1] and "<table>" in expected[2]
+    with ThreadPoolExecutor(1) as pool:  # another thread: a parser of its own
+        assert list(pool.map(markdown, MARKDOWN)) == expected
 
 
 def test_sitemap_and_robots(real_dist: Path) -> None:
