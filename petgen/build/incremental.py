@@ -59,7 +59,7 @@ from petgen.build.dist import (
     write_file,
 )
 
-STATE_VERSION = 4
+STATE_VERSION = 5
 LOCK_WAIT = 3.0  # seconds to wait for a runtime to let go of the spare tree (it reloads within its poll interval)
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 V = TypeVar("V")
@@ -100,6 +100,8 @@ class BuildState:
     keys: dict[str, str] = field(default_factory=dict)  # slug -> the key its JSON and page were made for
     routes: Marshalled[dict[str, Routes]] = field(default_factory=lambda: Marshalled({}))  # slug -> its routes
     units: dict[str, Unit] = field(default_factory=dict)  # the live tree's units (`DistWriter.unit`)
+    sources: dict[str, str] = field(default_factory=dict)  # slug -> the key of its entry file (`KnowledgeBase.keys`)
+    context: str = ""  # what every page depends on besides its entry (`PageRenderer.context_key`)
     version: int = STATE_VERSION
 
 
