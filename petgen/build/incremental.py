@@ -102,13 +102,10 @@ class BuildState:
     units: dict[str, Unit] = field(default_factory=dict)  # the live tree's units (`DistWriter.unit`)
     sources: dict[str, str] = field(default_factory=dict)  # slug -> the key of its entry file (`KnowledgeBase.keys`)
     context: str = ""  # what every page depends on besides its entry (`PageRenderer.context_key`)
-    # slug -> what the files listing every route made of its routes (`RouteParts.parts_of`), for this runtime origin
-    parts: Marshalled[dict[str, tuple]] = field(default_factory=lambda: Marshalled({}))
-    parts_origin: str | None = None
     version: int = STATE_VERSION
 
 
-_MARSHALLED = ("live", "spare", "routes", "parts")  # the fields of a BuildState stored as marshalled bytes of their own
+_MARSHALLED = ("live", "spare", "routes")  # the fields of a BuildState stored as marshalled bytes of their own
 
 
 def spare_path(out: Path) -> Path:

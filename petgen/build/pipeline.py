@@ -392,7 +392,6 @@ class Edit:
             emit_openapi_and_discovery(outputs.kb, writer)
             emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's part is JSON)
             parts, entries = RouteParts(outputs.runtime_origin), self._entry_routes(state.keys, before, writer.routes)
-            kept = self._take_parts(parts, state, before)
             if self.child is not None:
                 if not self.child.done():
                     entries.blob  # noqa: B018 - the state's entry routes marshalled meanwhile
@@ -415,21 +414,8 @@ class Edit:
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir), spare=state.live,
             spare_stamp=state.live_stamp, keys=self.entry_keys(), routes=entries, units=writer.units,
-            sources=outputs.kb.keys, context=self.pages.context_key,
-            parts=Marshalled({slug: kept[slug] if slug in kept else parts.parts_of(routes)
-                              for slug, routes in entries.value.items()}), parts_origin=outputs.runtime_origin))
+            sources=outputs.kb.keys, context=self.pages.context_key))
         return writer
-
-    def _take_parts(self, parts: RouteParts, state: BuildState, before: dict[str, Routes]) -> dict[str, tuple]:
-        """Have `parts` take what the last build made of each unchanged entry's routes, which it took over as they
-        were (`before`): 20,000 routes at 10,000 entries, not made again. Returns those taken, by slug."""
-        if state.parts_origin != self.outputs.runtime_origin:
-            return {}
-        stored, keys = state.parts.value, self.entry_keys()
-        kept = {slug: stored[slug] for slug, key in state.keys.items() if keys.get(slug) == key and slug in stored}
-        for slug, found in kept.items():
-            parts.take(before[slug], found)
-        return kept
 
     def _entry_routes(self, keys: dict[str, str], before: dict[str, Routes], routes: Routes
                       ) -> Marshalled[dict[str, Routes]]:

@@ -16,7 +16,7 @@ a path's queries); else `write_manifest` goes route by route, using what was mad
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 from operator import is_
@@ -24,10 +24,6 @@ from typing import Any
 
 from petgen.build.dist import HeaderBlocks, Routes, header_blocks, header_texts
 from petgen.emit.redirects import Split, file_rule, split_routes
-
-# A route's `Part`: its blocks of `_headers`, its rule in `_redirects`, the `route_hash` of its path and of its hashed
-# file's path (None if not hashed). An incremental build keeps those of each entry's routes in its state, for the next.
-Part = tuple[HeaderBlocks, str | None, int, int | None]
 
 
 @dataclass
@@ -61,40 +57,17 @@ class RouteParts:
         self._lay_out()
 
     def add_some(self, routes: Routes, count: int = 2000) -> bool:
-        """Make the parts of the next `count` of `routes` (the same routes at every call; those taken already
-        skipped), and once all are made, lay them out in order; False when that is done. A build adds its routes so
-        while its child still writes: it stops when the child is done, and `merged` makes what is left."""
+        """Make the parts of the next `count` of `routes` (the same routes at every call), and once all are made,
+        lay them out in order; False when that is done. A build adds its routes so while its child still writes:
+        it stops when the child is done, and `merged` makes what is left."""
         if self._pending is None:
-            made = self._made
-            self._pending = iter([item for item in routes.items()
-                                  if (found := made.get(item[0])) is None or found[0] is not item[1]])
+            self._pending = iter(list(routes.items()))
         some = list(islice(self._pending, count))
         self._add(some)
         if len(some) < count:
             self._lay_out()
             return False
         return True
-
-    def take(self, routes: Routes, parts: Sequence[Part]) -> None:
-        """Take the parts of `routes` (in their order) as an earlier build made them (`parts_of`)."""
-        made, hashes = self._made, self.hashes
-        for (route, info), (blocks, rule, path_hash, file_hash) in zip(routes.items(), parts):
-            made[route] = (info, blocks, rule)
-            hashes[route] = path_hash
-            if file_hash is not None:
-                hashes["/" + info["file"]] = file_hash
-        self._order = []
-
-    def parts_of(self, routes: Routes) -> tuple[Part, ...]:
-        """The parts of `routes`, in their order, as `take` takes them (made now where not made for these records)."""
-        made = self._made
-        missing = [(route, info) for route, info in routes.items()
-                   if (found := made.get(route)) is None or found[0] is not info]
-        if missing:
-            self._add(missing)
-        hashes = self.hashes
-        return tuple((made[route][1], made[route][2], hashes[route],
-                      hashes["/" + info["file"]] if info["hashed"] else None) for route, info in routes.items())
 
     def _add(self, items: list[tuple[str, dict[str, Any]]]) -> None:
         from petgen.build.distpack import route_hashes  # not at the top: petgen.content imports the dist modules

@@ -218,35 +218,6 @@ def test_route_parts_made_ahead_give_the_same_files(dist: Path, tmp_path: Path, 
     assert merged == [False, True, True, False, False]
 
 
-def test_the_route_parts_of_unchanged_entries_are_kept_for_the_next_build(bundled: Path, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """What `_headers`, `_redirects` and `_routes.pack` make of each entry's routes is kept in the state (for its
-    runtime origin): the next edit makes it of the changed entry's routes only, and the files are the same bytes
-    as a clean build's, with another origin too."""
-    made: set[str] = set()
-    add = RouteParts._add
-
-    def recorded(self: RouteParts, items: list) -> None:
-        made.update(route for route, _ in items)
-        add(self, items)
-
-    monkeypatch.setattr(RouteParts, "_add", recorded)
-    out, cache = tmp_path / "dist", tmp_path / "cache"
-    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
-    path = bundled / "names" / "baerchen.md"
-    text = path.read_text(encoding="utf-8")
-    for number, origin in enumerate([None, None, None, "https://runtime.example", "https://runtime.example"]):
-        path.write_text(text.replace("meaning: ", f"meaning: Fassung {number}, ", 1), encoding="utf-8")
-        made.clear()
-        result = build(bundled, out, base_url=BASE_URL, cache_dir=cache, runtime_origin=origin)
-        assert result.changed is not None
-        entry_routes = {route for e in result.kb.entries for route in (f"/api/names/{e.slug}", f"/names/{e.slug}/")}
-        expected = entry_routes if number in (0, 3) else {"/api/names/baerchen", "/names/baerchen/"}
-        assert made & entry_routes == expected, number
-        build(bundled, tmp_path / f"clean{number}", base_url=BASE_URL, runtime_origin=origin)
-        assert tree(out) == tree(tmp_path / f"clean{number}"), number
-
-
 def test_an_edited_entry_rewrites_only_what_shows_it(bundled: Path, tmp_path: Path) -> None:
     out, cache = tmp_path / "dist", tmp_path / "cache"
     path = bundled / "names" / "baerchen.md"
