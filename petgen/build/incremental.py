@@ -6,8 +6,9 @@ turns the spare into the new build and swaps the two again, so it touches only w
 
 1. The build state (in the cache directory) lists every file of both trees with its content hash, for
    each entry the key of what its JSON and page were made from (its file, its related entries'
-   titles, the site, taxonomy, templates and code: `PageRenderer.page_key` and `context_key`), and
-   the live tree's units with their keys, routes and files.
+   titles, the site, taxonomy, templates and code: `PageRenderer.page_key` and `context_key`) and the
+   key of its file alone (whether few enough changed is decided by those, before the pages' keys are
+   made), and the live tree's units with their keys, routes and files.
 2. The spare is locked exclusively (`lock_tree`); a runtime serving from it holds a shared lock, and then
    the live tree is cloned instead (a directory per directory, a hard link per file), which costs more
    but never changes a tree anyone reads.
