@@ -6,8 +6,9 @@ turns the spare into the new build and swaps the two again, so it touches only w
 
 1. The build state (in the cache directory) lists every file of both trees with its content hash, for
    each entry the key of what its JSON and page were made from (its file, its related entries'
-   titles, the site, taxonomy, templates and code: `PageRenderer.page_key` and `context_key`), and
-   the live tree's units with their keys, routes and files.
+   titles, the site, taxonomy, templates and code: `PageRenderer.page_key` and `context_key`) and the
+   key of its file alone (whether few enough changed is decided by those, before the pages' keys are
+   made), and the live tree's units with their keys, routes and files.
 2. The spare is locked exclusively (`lock_tree`); a runtime serving from it holds a shared lock, and then
    the live tree is cloned instead (a directory per directory, a hard link per file), which costs more
    but never changes a tree anyone reads.
@@ -59,7 +60,7 @@ from petgen.build.dist import (
     write_file,
 )
 
-STATE_VERSION = 4
+STATE_VERSION = 5
 LOCK_WAIT = 3.0  # seconds to wait for a runtime to let go of the spare tree (it reloads within its poll interval)
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 V = TypeVar("V")
@@ -100,6 +101,8 @@ class BuildState:
     keys: dict[str, str] = field(default_factory=dict)  # slug -> the key its JSON and page were made for
     routes: Marshalled[dict[str, Routes]] = field(default_factory=lambda: Marshalled({}))  # slug -> its routes
     units: dict[str, Unit] = field(default_factory=dict)  # the live tree's units (`DistWriter.unit`)
+    sources: dict[str, str] = field(default_factory=dict)  # slug -> the key of its entry file (`KnowledgeBase.keys`)
+    context: str = ""  # what every page depends on besides its entry (`PageRenderer.context_key`)
     version: int = STATE_VERSION
 
 

@@ -131,7 +131,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
         outputs = (begun[0].outputs if begun else edit.outputs if edit else
                    Outputs(kb, cache_dir, runtime_origin, signed_proxies, out_dir))
         pages = begun[0].pages if begun else edit.pages if edit else PageRenderer(kb)
-        keys = edit.keys if edit else entry_keys(kb, pages) if cache_dir is not None else {}
+        keys = edit.entry_keys() if edit else entry_keys(kb, pages) if cache_dir is not None else {}
         if edit is not None and edit.writer is not None:
             assert state is not None
             writer: DistWriter = edit.finish(state)
@@ -310,12 +310,15 @@ class ApiEntry:
         return tuple(dict.fromkeys([*API_FIELDS, *kb.facets.values]))
 
 
-def few_changed(keys: dict[str, str], state: BuildState) -> bool:
+def few_changed(kb: KnowledgeBase, context: str, state: BuildState) -> bool:
     """Whether few enough entries changed for an incremental build (it renders them in this process; a full
-    build renders in parallel)."""
-    before = state.keys
-    changed = sum(1 for slug, key in keys.items() if before.get(slug) != key)
-    return changed <= max(INCREMENTAL_ENTRIES, len(keys) // 10)
+    build renders in parallel): the entry files changed or added, if the context of every page is the same
+    (`PageRenderer.context_key`). Counted by their files, not by the keys of their pages (`entry_keys`, made after
+    the child is forked, which needs none of them): the entries that link to a changed title are rendered in this
+    process too."""
+    before = state.sources
+    changed = sum(1 for slug, key in kb.keys.items() if before.get(slug) != key)
+    return context == state.context and changed <= max(INCREMENTAL_ENTRIES, len(kb.keys) // 10)
 
 
 def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[str, str],
@@ -347,7 +350,7 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
             live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir),
             spare=state.live if state else None, spare_stamp=state.live_stamp if state else None,
             keys=keys, routes=Marshalled({slug: entry_routes(slug, writer.routes) for slug in keys}),
-            units=writer.units))
+            units=writer.units, sources=outputs.kb.keys, context=pages.context_key))
     return writer
 
 
@@ -363,7 +366,7 @@ class Edit:
 
     outputs: Outputs
     pages: PageRenderer
-    keys: dict[str, str]
+    keys: dict[str, str] | None = None  # `entry_keys`, made when first needed
     target: Target | None = None
     writer: TreeWriter | None = None
     pool: ProcessPoolExecutor | None = None
@@ -372,8 +375,8 @@ class Edit:
     @classmethod
     def start(cls, outputs: Outputs, out_dir: Path, state: BuildState) -> Edit:
         pages = PageRenderer(outputs.kb)
-        edit = cls(outputs, pages, entry_keys(outputs.kb, pages))
-        if not few_changed(edit.keys, state):
+        edit = cls(outputs, pages)
+        if not few_changed(outputs.kb, pages.context_key, state):
             return edit
         edit.target = target = target_tree(out_dir, state)
         try:
@@ -399,6 +402,12 @@ class Edit:
         finally:
             _forked = None
 
+    def entry_keys(self) -> dict[str, str]:
+        """Each entry's key (`entry_keys`): made after the child is forked, in this process, which needs them first."""
+        if self.keys is None:
+            self.keys = entry_keys(self.outputs.kb, self.pages)
+        return self.keys
+
     def finish(self, state: BuildState) -> TreeWriter:
         """The rest of the build: the changed entries, the site and the discovery documents, the child's part taken
         over, then the sitemap, the manifest, the old files removed; the tree swapped in and the state saved."""
@@ -407,7 +416,7 @@ class Edit:
         out_dir, spare = outputs.out_dir, spare_path(outputs.out_dir)
         try:
             before = state.routes.value  # not read before the child was forked: it never needs them
-            emit_changed_entries(outputs.kb, writer, self.pages, self.keys,
+            emit_changed_entries(outputs.kb, writer, self.pages, self.entry_keys(),
                                  {slug: (key, before[slug]) for slug, key in state.keys.items()})
             if self.child is None:
                 _emit_child_part(outputs, writer)
@@ -436,14 +445,15 @@ class Edit:
         sweep(out_dir)
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir), spare=state.live,
-            spare_stamp=state.live_stamp, keys=self.keys, routes=entries, units=writer.units))
+            spare_stamp=state.live_stamp, keys=self.entry_keys(), routes=entries, units=writer.units,
+            sources=outputs.kb.keys, context=self.pages.context_key))
         return writer
 
     def _entry_routes(self, keys: dict[str, str], before: dict[str, Routes], routes: Routes
                       ) -> Marshalled[dict[str, Routes]]:
         """Each entry's routes, for the next state: an unchanged entry's as they were (`before`, for `keys`)."""
         return Marshalled({slug: before[slug] if keys.get(slug) == key else entry_routes(slug, routes)
-                           for slug, key in self.keys.items()})
+                           for slug, key in self.entry_keys().items()})
 
     def abandon(self) -> None:
         """Wait for the child, and remove the tree if it was a clone (a spare stays marked as changing)."""

@@ -105,7 +105,7 @@ def _token_chars(codes: np.ndarray) -> np.ndarray:
     """1 where a code point is part of a token, else 0 (`_TOKEN_CHAR`, filled for code points not seen before)."""
     found = np.take(_TOKEN_CHAR, codes)
     if len(found) and found.min() < 0:
-        for code in np.unique(codes[found < 0]).tolist():
+        for code in set(codes[found < 0].tolist()):  # not `np.unique`: it imports numpy.ma (20 ms)
             _TOKEN_CHAR[code] = code == 1 or _WORD_CHAR.match(chr(code)) is not None
         found = np.take(_TOKEN_CHAR, codes)
     return found

@@ -124,6 +124,7 @@ def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRende
 
 def entries_context(kb: KnowledgeBase, writer: DistWriter, pages: PageRenderer) -> bytes:
     """What every chunk's task needs besides its entries (`Shared`), pickled once for all of them."""
+    pages.frame  # noqa: B018 - made here once (and pickled), not in every worker
     return pickle.dumps((kb.site, pages, writer.root, _prepare_page_cache(kb, pages)), protocol=pickle.HIGHEST_PROTOCOL)
 
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import re
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from jinja2 import Template
 from markupsafe import Markup
 
 from petgen.content.model import Entry, Site
 from petgen.emit.templating import esc, german_date
+
+if TYPE_CHECKING:
+    from jinja2 import Template
 
 _MARK = "\ue000"  # a private-use character around each value's name in the rendered frame
 _FRAME_VALUES = ("slug", "title", "meaning", "url", "jsonld", "main")

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import os
 from functools import cached_property
 from importlib import resources
 from typing import Any, cast
@@ -26,7 +28,6 @@ class PageRenderer:
 
     def __init__(self, kb: KnowledgeBase) -> None:
         self.site = kb.site
-        self.frame = Frame(environment(kb.site).get_template("name.html"), kb.site)
         self.categories = {c.slug: c for c in kb.categories}
         self.moods = {m.slug: m for m in kb.moods}
         self.facets = {name: {v.slug: v for v in values} for name, values in kb.facets.values.items()}
@@ -36,16 +37,20 @@ class PageRenderer:
 
 
     @cached_property
+    def frame(self) -> Frame:
+        """The page around an entry's article, made when first used: not before a rebuild after one edit forks its
+        child (which renders no page), nor for the keys of the pages (`page_key`)."""
+        return Frame(environment(self.site).get_template("name.html"), self.site)
+
+    @cached_property
     def context_key(self) -> str:
         """A hash of everything a page depends on besides its entry and its related entries' titles:
         the site, the taxonomy, the templates and the code (with the versions of the Markdown renderer and Jinja)."""
-        from importlib.metadata import version
-
         digest = hashlib.blake2b(digest_size=10)
         digest.update(orjson.dumps([self.site.__dict__, [c.__dict__ for c in self.categories.values()],
                                     [m.__dict__ for m in self.moods.values()],
                                     {n: [v.__dict__ for v in vs.values()] for n, vs in self.facets.items()},
-                                    [version(package) for package in ("cmarkgfm", "jinja2", "markupsafe")]]))
+                                    [installed_version(package) for package in ("cmarkgfm", "jinja2", "markupsafe")]]))
         digest.update(fingerprint().encode())
         for template in sorted((resources.files("petgen.emit") / "templates").iterdir(), key=lambda t: t.name):
             digest.update(template.name.encode() + b"\0" + template.read_bytes())
@@ -117,6 +122,21 @@ def featured(kb: KnowledgeBase, browse: Browse, count: int = 6) -> list[Entry]:
         if len(picked) == count:
             break
     return list(picked.values())
+
+
+def installed_version(package: str) -> str:
+    """The installed version of `package`, from the name of its `.dist-info` directory beside it where there is one:
+    `importlib.metadata` costs 30 ms to import and search, before a rebuild after one edit forks its child."""
+    spec = importlib.util.find_spec(package)
+    if spec is not None and spec.origin is not None:
+        where, prefix = os.path.dirname(os.path.dirname(spec.origin)), package.lower() + "-"
+        found = [name[len(prefix):-len(".dist-info")] for name in os.listdir(where)
+                 if name.lower().startswith(prefix) and name.endswith(".dist-info")]
+        if len(found) == 1:
+            return found[0]
+    from importlib.metadata import version
+
+    return version(package)
 
 
 def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:

@@ -8,22 +8,17 @@ import os
 import threading
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from cmarkgfm import cmark
-from jinja2 import (
-    BytecodeCache,
-    Environment,
-    FileSystemBytecodeCache,
-    PackageLoader,
-    StrictUndefined,
-    select_autoescape,
-)
 from markupsafe import Markup, escape
 
 from petgen.build.dist import CSS, DistWriter, content_hash
 from petgen.content.model import Site
+
+if TYPE_CHECKING:  # Jinja is imported with the first environment: a rebuild after one edit forks its child first
+    from jinja2 import BytecodeCache, Environment
 
 # The site's static assets: template file -> (stem of the hashed path, extension, content type). Each is
 # written once as `assets/<name>.<hash>.<ext>` (immutable) and shared by every page.
@@ -69,7 +64,7 @@ def german_date(iso: str) -> str:
 
 
 _environments: dict[bytes, Environment] = {}
-_bytecode: list[BytecodeCache | None] = [None]
+_bytecode: list[Path | None] = [None]  # where `keep_compiled_templates` keeps them
 
 
 def keep_compiled_templates(directory: Path | None) -> None:
@@ -80,9 +75,15 @@ def keep_compiled_templates(directory: Path | None) -> None:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError:
             directory = None
-    _bytecode[0] = FileSystemBytecodeCache(str(directory)) if directory is not None else None
+    _bytecode[0] = directory
     for env in _environments.values():
-        env.bytecode_cache = _bytecode[0]
+        env.bytecode_cache = _bytecode_cache()
+
+
+def _bytecode_cache() -> BytecodeCache | None:
+    from jinja2 import FileSystemBytecodeCache
+
+    return FileSystemBytecodeCache(str(_bytecode[0])) if _bytecode[0] is not None else None
 
 
 def environment(site: Site) -> Environment:
@@ -109,11 +110,13 @@ def _stat(path: object) -> tuple[int, int]:
 
 
 def _new_environment(site: Site) -> Environment:
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
     # auto_reload off: templates do not change during a build, and Jinja would otherwise check the
     # parent template's file on every page it renders (two system calls per page).
     env = Environment(loader=PackageLoader("petgen.emit", "templates"), autoescape=select_autoescape(["html"]),
                       undefined=StrictUndefined, keep_trailing_newline=True, auto_reload=False,
-                      bytecode_cache=_bytecode[0])
+                      bytecode_cache=_bytecode_cache())
     # Root-relative, unlike the other links: a deploy preview (served from another host, built with
     # the production base URL) must load its own stylesheet, which production may not have yet.
     env.globals["stylesheet"] = "/" + stylesheet()[0]

@@ -282,6 +282,15 @@ def test_a_local_and_a_production_build_keep_their_pages(content: Path, tmp_path
     assert len(rendered) == 12  # six pages for each base URL, once
 
 
+@pytest.mark.parametrize("package", ["cmarkgfm", "jinja2", "markupsafe", "orjson"])
+def test_the_page_context_names_the_installed_versions_of_the_renderers(package: str) -> None:
+    from importlib.metadata import version
+
+    from petgen.emit.site import installed_version
+
+    assert installed_version(package) == version(package)
+
+
 def _memo(cache: Path, name: str) -> Path:
     found = list(cache.glob(f"entries-*/*/{name}.memo"))
     assert len(found) == 1

@@ -262,6 +262,32 @@ def test_a_change_everywhere_is_a_full_build_and_the_next_one_is_incremental_aga
     assert tree(out) == tree(tmp_path / "clean")
 
 
+def test_many_changed_entry_files_are_a_full_build(bundled: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counted by their files before the child is forked (the pages' keys are made after): more than a tenth of them
+    changed (or INCREMENTAL_ENTRIES) is a full build; and the entries linking to a changed title are rendered too."""
+    monkeypatch.setattr(petgen.build.pipeline, "INCREMENTAL_ENTRIES", 3)
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    names = sorted((bundled / "names").glob("*.md"))
+    for path in names[:3]:
+        path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", "meaning: Neu, ", 1), encoding="utf-8")
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
+    linked = next(p for p in names if "related: [" in p.read_text(encoding="utf-8"))
+    target = re.search(r"related: \[([^,\]]+)", linked.read_text(encoding="utf-8"))[1].strip()  # type: ignore[index]
+    path = bundled / "names" / f"{target}.md"
+    title = re.search(r"^title: (.*)$", path.read_text(encoding="utf-8"), flags=re.MULTILINE)[1]  # type: ignore[index]
+    path.write_text(path.read_text(encoding="utf-8").replace(f"title: {title}", f"title: {title.upper()}", 1),
+                    encoding="utf-8")
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
+    assert f">{title.upper()}</a>" in (out / "names" / linked.stem / "index.html").read_text(encoding="utf-8")
+    build(bundled, tmp_path / "clean", base_url=BASE_URL)
+    assert tree(out) == tree(tmp_path / "clean")
+    for path in names[:len(names) // 10 + 1]:
+        path.write_text(path.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is None
+
+
 def test_a_tree_a_runtime_serves_from_is_never_rewritten(bundled: Path, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """A runtime still holding the spare (the build before the live one) keeps reading exactly that build: the
