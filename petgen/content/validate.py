@@ -14,7 +14,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from pathlib import Path
 
 import numpy as np
@@ -22,15 +22,12 @@ import numpy as np
 from petgen.build.cache import EntryMemo
 from petgen.build.dist import unit_key
 from petgen.content.model import (
-    EVERY_REGION,
     FACETS,
-    SINGLE_VALUED,
     SUPRAREGIONAL,
     Category,
     Entry,
     Facets,
     Mood,
-    did_you_mean,
 )
 from petgen.content.phrasewords import (
     BREAK,
@@ -42,8 +39,9 @@ from petgen.content.phrasewords import (
     prose,
     word_ids,
 )
-from petgen.content.problems import Problem, Problems
+from petgen.content.problems import Problems
 from petgen.content.text import letter_runs, slugify, word_count, word_runs
+from petgen.content.vocabularies import check_aliases, check_entry, check_facets, found_nothing, vocabulary_problems
 from petgen.search.index import fold_word, words
 
 EXAMPLES = 4
@@ -60,7 +58,6 @@ CAUTION_CHARS = 240
 PHRASE_WORDS = 5
 MAX_PHRASE_ENTRIES = 12
 SIGN_BATCH = 128  # entries whose phrases are hashed together: the array operations paid once, the arrays small
-SINGULAR = {"categories": "category", "moods": "mood"}
 
 # IPA letters and diacritics used for German and common loanwords (no slashes or brackets).
 IPA_CHARS = frozenset(
@@ -116,7 +113,7 @@ def validate(entries: list[Entry], categories: list[Category], moods: list[Mood]
     # An entry's results depend on the others only through the slugs its `related` names: while all exist, they
     # are those of the last build (`memo`, by the entry file's key) if the entry file is unchanged.
     alone = [memo is not None and slugs.issuperset(entry.related) for entry in entries]
-    quiet = _quiet(entries, themes, mood_slugs, slugs, vocabularies)
+    quiet = found_nothing(entries, themes, mood_slugs, slugs, vocabularies)
     for entry, kept, nothing in zip(entries, alone, quiet):
         if not kept and not nothing:
             check_entry(entry, themes, mood_slugs, slugs, problems, aliases=aliases)
@@ -126,7 +123,7 @@ def validate(entries: list[Entry], categories: list[Category], moods: list[Mood]
         kept_entries = [entry for entry, kept in zip(entries, alone) if kept]
         kept_quiet = [nothing for nothing, kept in zip(quiet, alone) if kept]
         found = memo.get_all([keys.get(entry.slug) for entry in kept_entries], lambda i: [] if kept_quiet[i] else
-                             _checked(kept_entries[i], themes, mood_slugs, slugs, aliases, vocabularies))
+                             vocabulary_problems(kept_entries[i], themes, mood_slugs, slugs, aliases, vocabularies))
         for entry, made in zip(kept_entries, found):
             if made:
                 problems.extend(p if p.path == entry.path else replace(p, path=entry.path) for p in made)
@@ -137,111 +134,12 @@ def validate(entries: list[Entry], categories: list[Category], moods: list[Mood]
     check_repeated_phrases(entries, problems, phrases(entries) if phrases is not None else None)
 
 
-def _quiet(entries: list[Entry], themes: set[str], moods: set[str], slugs: set[str],
-           vocabularies: dict[str, set[str]]) -> list[bool]:
-    """Whether `check_entry` and `check_facets` would find nothing in each entry, as far as a field by field look at
-    every entry at once tells: a fifth of the time of checking them one by one (1.2 s at 50,000 entries), which
-    is left for the entries where it does not say so."""
-    def listed(name: str, known: set[str]) -> list[bool]:  # every value known, none twice
-        return [len(set(values)) == len(values) and known.issuperset(values)
-                for values in map(attrgetter(name), entries)]
-
-    columns = [listed("categories", themes), listed("moods", moods),
-               [entry.slug not in related and slugs.issuperset(related)
-                for entry, related in zip(entries, map(attrgetter("related"), entries))]]
-    if vocabularies:
-        for name in FACETS:
-            known = vocabularies.get(name)
-            if known:
-                columns.append([value in known for value in map(attrgetter(name), entries)] if name in SINGLE_VALUED
-                               else listed(name, known))
-        columns.append([SUPRAREGIONAL not in region or len(region) == 1 for region in map(attrgetter("region"), entries)])
-    return list(map(all, zip(*columns)))
-
-
-def _checked(entry: Entry, themes: set[str], moods: set[str], slugs: set[str], aliases: dict[str, Category],
-             vocabularies: dict[str, set[str]]) -> list[Problem]:
-    """The problems `check_entry` and `check_facets` find in one entry."""
-    found = Problems()
-    check_entry(entry, themes, moods, slugs, found, aliases=aliases)
-    if vocabularies:
-        check_facets(entry, vocabularies, found)
-    return found.items
-
-
 def _count(entry: Entry, key: str, values: list, bounds: tuple[int, int], problems: Problems, *, warning: bool = False) -> None:
     low, high = bounds
     if not low <= len(values) <= high:
         want = f"exactly {low}" if low == high else f"{low}–{high}"
         problems.add(entry.path, entry.line_of(key), f"{key} has {len(values)} item{'s' if len(values) != 1 else ''}; "
                      f"{want} expected", warning=warning)
-
-
-def _vocabulary(entry: Entry, key: str, values: list[str], known: set[str], source: str, problems: Problems) -> None:
-    if len(set(values)) == len(values) and known.issuperset(values):  # the common case, without a loop
-        return
-    seen: set[str] = set()
-    for i, value in enumerate(values):
-        line = entry.line_of(f"{key}[{i}]")
-        if value in seen:
-            problems.add(entry.path, line, f"{key} lists '{value}' twice")
-        seen.add(value)
-        if value not in known:
-            hint = did_you_mean(value, known) or f"allowed: {', '.join(sorted(known))} (see {source})"
-            problems.add(entry.path, line, f"unknown {SINGULAR.get(key, key)} '{value}'", hint)
-
-
-def check_entry(entry: Entry, categories: set[str], moods: set[str], slugs: set[str], problems: Problems,
-                aliases: dict[str, Category] | None = None) -> None:
-    """Schema rules that need the vocabularies and the other entries' slugs."""
-    path = entry.path
-    themes = categories
-    for i, slug in enumerate(entry.categories):
-        alias = (aliases or {}).get(slug)
-        if alias is not None and alias.facet is not None:
-            name, value = alias.facet
-            problems.add(path, entry.line_of(f"categories[{i}]"), f"'{slug}' is no longer a category to list: it is "
-                         f"derived from the {name} facet", f"remove it from categories and write {name}: "
-                         f"{'a region' if value == EVERY_REGION else value}")
-            themes = themes | {slug}  # reported once, here
-    _vocabulary(entry, "categories", entry.categories, themes, "categories.yml", problems)
-    _vocabulary(entry, "moods", entry.moods, moods, "moods.yml", problems)
-    for i, slug in enumerate(entry.related):
-        line = entry.line_of(f"related[{i}]")
-        if slug == entry.slug:
-            problems.add(path, line, "related lists the entry itself")
-        elif slug not in slugs:
-            problems.add(path, line, f"related entry '{slug}' does not exist",
-                         did_you_mean(slug, slugs - {entry.slug}) or "related takes slugs of other entries")
-
-
-def check_aliases(aliases: list[Category], vocabularies: dict[str, set[str]], problems: Problems) -> None:
-    """An alias category's `facet: name=value` names a value of facets.yml (or `region=*`)."""
-    for alias in aliases:
-        assert alias.facet is not None
-        name, value = alias.facet
-        known = vocabularies.get(name)
-        if known and value not in known and not (name == "region" and value == EVERY_REGION):
-            problems.add("categories.yml", 1, f"category '{alias.slug}': facet {name}={value} names no value of "
-                         f"facets.yml", did_you_mean(value, known) or f"values: {', '.join(sorted(known))}")
-
-
-def check_facets(entry: Entry, vocabularies: dict[str, set[str]], problems: Problems) -> None:
-    """Every facet value from facets.yml; `ueberregional` stands alone."""
-    for name in FACETS:
-        known = vocabularies.get(name)
-        if not known:
-            continue
-        value = getattr(entry, name)
-        if name in SINGLE_VALUED:
-            if value not in known:
-                problems.add(entry.path, entry.line_of(name), f"unknown {name} '{value}'",
-                             did_you_mean(value, known) or f"allowed: {', '.join(sorted(known))} (see facets.yml)")
-        else:
-            _vocabulary(entry, name, value, known, "facets.yml", problems)
-    if SUPRAREGIONAL in entry.region and len(entry.region) > 1:
-        problems.add(entry.path, entry.line_of("region"), f"region lists '{SUPRAREGIONAL}' with other regions",
-                     f"write either [{SUPRAREGIONAL}] or the regions where the name is at home")
 
 
 def check_gender_families(entries: list[Entry], problems: Problems) -> None:

@@ -11,7 +11,7 @@ from petgen.build.pipeline import build
 from petgen.content.kb import load_knowledge_base
 from petgen.content.model import FACETS, SUPRAREGIONAL
 from petgen.content.problems import ContentError
-from petgen.content.validate import _checked, _quiet
+from petgen.content.vocabularies import found_nothing, vocabulary_problems
 from tests.conftest import entry_text
 
 
@@ -324,8 +324,9 @@ def test_facets_yml_is_checked(content: Path) -> None:
 
 
 def test_the_quick_look_at_all_entries_finds_what_checking_each_finds(content: Path) -> None:
-    """`_quiet` (every entry's vocabularies and links looked at field by field) says an entry has nothing to report
-    exactly when `check_entry` and `check_facets` find nothing in it, for entries with one defect of each kind."""
+    """`found_nothing` (every entry's vocabularies and links looked at field by field) says an entry has nothing to
+    report exactly when `check_entry` and `check_facets` find nothing in it, for entries with one defect of each
+    kind."""
     kb = load_knowledge_base(content)
     themes = {c.slug for c in kb.categories if c.facet is None}
     aliases = {c.slug: c for c in kb.categories if c.facet is not None}
@@ -346,8 +347,8 @@ def test_the_quick_look_at_all_entries_finds_what_checking_each_finds(content: P
         "related fine": {"related": [other]},
     }
     entries = [replace(base, **fields) for fields in defects.values()]
-    quiet = _quiet(entries, themes, moods, slugs, vocabularies)
-    found = [_checked(entry, themes, moods, slugs, aliases, vocabularies) for entry in entries]
+    quiet = found_nothing(entries, themes, moods, slugs, vocabularies)
+    found = [vocabulary_problems(entry, themes, moods, slugs, aliases, vocabularies) for entry in entries]
     assert dict(zip(defects, quiet)) == {name: not problems for name, problems in zip(defects, found)}
     assert quiet.count(True) == 2  # "none" and "related fine": each of the others has a problem
-    assert _quiet(kb.entries, themes, moods, slugs, {}) == [True] * len(kb.entries)
+    assert found_nothing(kb.entries, themes, moods, slugs, {}) == [True] * len(kb.entries)
