@@ -52,6 +52,10 @@ def test_workers_metrics_and_json_logs(site: Path, tmp_path: Path, server: str) 
         assert httpx.get(f"{base}/api/names/gibtsnicht").status_code == 404
         assert httpx.get(f"{base}/metrics").status_code == 404  # not on the public port
         after = scrape(metrics_port)
+        deadline = time.monotonic() + 5  # a worker lowers its in-flight gauge once the response is sent
+        while after["petgen_http_requests_in_flight"] != 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            after = scrape(metrics_port)
         time.sleep(0.5)  # the last access lines
         lines = log.read_bytes().splitlines()
     served = 'petgen_http_request_duration_seconds_count{status="200",surface="name"}'

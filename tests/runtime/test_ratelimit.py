@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,6 +56,8 @@ def test_a_preflight_carries_the_budget_without_using_it(dist: Path, make_client
 
 def test_429_after_the_budget(dist: Path, make_client: Callable[..., TestClient]) -> None:
     client = make_client(dist)
+    if time.time() % 60 > 50:  # windows follow the wall clock: one that ends midway weighs the requests less
+        time.sleep(60.5 - time.time() % 60)
     for i in range(60):
         response = client.get("/api/names/apfel")
         assert response.status_code == 200, i
