@@ -181,6 +181,8 @@ def _as_read_from(found: tuple[Entry | None, list[Problem]], path: str) -> tuple
     entry, problems = found
     if entry is not None and entry.path != path:
         entry.path = path
+    if not problems:  # most entries: nothing to respell
+        return found
     return entry, [p if p.path == path else replace(p, path=path) for p in problems]
 
 
@@ -227,7 +229,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     parsed in worker processes when there are many of them (those of `pool`, else started here), and stored
     in the cache.
     """
-    names_dir = str(content_dir / "names")
+    names_dir = os.path.join(content_dir / "names", "")  # + name: `os.path.join(names_dir, name)`, cheaper
     files = entry_names(content_dir)
     paths: dict[str, tuple[str, str]] = {}  # key -> (path inside the content directory, path as read)
     cache = EntryCache(cache_dir, content_dir, lazy=LightEntries(), reparse=partial(_reparse, paths))
@@ -247,7 +249,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         # one cache instead of missing (and pruning) each other's entries. Paths are plain strings here (10,000
         # `Path` objects cost more than the rest of this loop).
         rel = f"names/{name}"  # as `path.relative_to(content_dir).as_posix()`
-        path = os.path.join(names_dir, name)
+        path = names_dir + name
         try:
             stamp = file_stamp(os.stat(path)) if cache.root is not None else ()  # no cache: no stamps to keep
             seen = known.get(rel)

@@ -49,6 +49,8 @@ def collation_key(text: str) -> tuple[str, str]:
 
     The original text breaks ties so that the order is total and deterministic.
     """
+    if text.isascii():  # most titles: then NFC, casefold, the umlauts and the accents change nothing but case
+        return (text.lower(), text)
     base = strip_accents(unicodedata.normalize("NFC", text).casefold().translate(_GERMAN_BASE))
     return (base, text)
 

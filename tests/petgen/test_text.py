@@ -27,6 +27,14 @@ def test_german_collation() -> None:
                                                  "Ulme", "Zucker"]
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=20))
+def test_ascii_collation_is_the_general_rule(title: str) -> None:
+    """An ASCII title's key (a shortcut) is what the rule for any title makes of it: with a trailing `ä` (which takes
+    the general path) the key only gains its base letter."""
+    assert collation_key(title + "ä") == (collation_key(title)[0] + "a", title + "ä")
+
+
 PROSE = st.text(alphabet=st.sampled_from(list("abzÄäöüßİ²٣_-'.,;:!?„“”–…»«\x01\x00\t\n \xa0\x1c€Ab0\ud800")), max_size=60)
 
 
