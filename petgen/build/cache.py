@@ -40,6 +40,7 @@ from petgen.build.dist import read_file
 Record = tuple[str, Any, list]  # (key, entry or None, problems)
 Stamp = tuple[int, int, int, int]  # an entry file's size, modification and change times (ns), inode
 LIGHT = ".light"  # beside each chunk: the light form of its entries (`Lazy`)
+LATER = ".later"  # and what the light form leaves for later (`Lazy.later`)
 STAMPS = "files.stamps"  # path -> (stamp, key) of the entry files as the last load found them
 RACY_NS = 2_000_000_000  # a file changed this recently may change again within its time stamp's resolution
 Packed = tuple[str, bytes, frozenset[str]]  # (chunk name, pickled records, keys of the entries to take)
@@ -103,12 +104,15 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 class Lazy(Protocol):
     """How the cache keeps an entry without unpickling it: its `light` form (the fields the build reads of every
-    entry), kept in a small file beside its chunk, and the `entry` made from that form and a function that loads
-    the whole entry (petgen/content/lazy.py)."""
+    entry), kept in a small file beside its chunk, the fields read of every entry only by some builds (`later`),
+    in another, and the `entry` made from the light form, a function that loads the whole entry, and one that
+    loads the later fields (petgen/content/lazy.py)."""
 
     def light(self, entry: Any) -> Any: ...
 
-    def entry(self, light: Any, load: Callable[[], Any]) -> Any: ...
+    def later(self, entry: Any) -> Any: ...
+
+    def entry(self, light: Any, load: Callable[[], Any], later: Callable[[], Any]) -> Any: ...
 
 
 class Chunk:
@@ -151,6 +155,7 @@ class EntryCache:
         self.light: dict[str, tuple[Any, list, str]] = {}  # the others: key -> (light form, problems, chunk)
         self._chunks: dict[str, list[str]] = {}  # chunk file name -> keys it holds
         self.blobs: dict[str, bytes] = {}  # chunk name -> its pickled records, as read or written
+        self._later: dict[str, dict[str, Any]] = {}  # chunk name -> key -> the later part of its entry, once read
         self.hits = 0
         if self.root is not None:
             self._load()
@@ -184,7 +189,26 @@ class EntryCache:
         assert self.root is not None and self.lazy is not None
         light = [(key, self.lazy.light(entry) if entry is not None else None, problems)
                  for key in self._chunks[name] for entry, problems in [self.records[key]]]
+        later = {key: self.lazy.later(entry) for key in self._chunks[name]
+                 if (entry := self.records[key][0]) is not None}
+        write_atomic(self.root / (name + LATER), pickle.dumps(later, protocol=pickle.HIGHEST_PROTOCOL))
         write_atomic(self.root / (name + LIGHT), pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL))
+
+    def later(self, key: str) -> Any:
+        """The later part of the entry of `key` (`Lazy.later`), read with those of its whole chunk when first needed
+        (if that file is gone or damaged: made from the whole entry)."""
+        assert self.lazy is not None
+        name = self.light[key][2]
+        found = self._later.get(name)
+        if found is None:
+            assert self.root is not None
+            found = {}
+            with contextlib.suppress(Exception):
+                read = pickle.loads(read_file(self.root / (name + LATER)))
+                found = read if isinstance(read, dict) else {}
+            self._later[name] = found
+        part = found.get(key, _MISSING)
+        return self.lazy.later(self.entry(key)) if part is _MISSING else part
 
     def _unpickle(self, name: str) -> bool:
         """Load one chunk's records (False, and the chunk removed, if it cannot be read)."""
@@ -193,7 +217,7 @@ class EntryCache:
             records: list[Record] = pickle.loads(self.blob(name))
         except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss; remove it
             self.blobs.pop(name, None)
-            for path in (self.root / name, self.root / (name + LIGHT)):
+            for path in (self.root / name, self.root / (name + LIGHT), self.root / (name + LATER)):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
             return False
@@ -251,7 +275,8 @@ class EntryCache:
                 return None
             assert self.lazy is not None
             form, problems, _ = light
-            found = (self.lazy.entry(form, partial(self.entry, key)) if form is not None else None, problems)
+            found = (self.lazy.entry(form, partial(self.entry, key), partial(self.later, key)) if form is not None
+                     else None, problems)
         self.hits += 1
         return found
 
@@ -309,7 +334,7 @@ class EntryCache:
             if compact or not any(key in in_use for key in keys):
                 del self._chunks[name]
                 self.blobs.pop(name, None)
-                for path in (self.root / name, self.root / (name + LIGHT),
+                for path in (self.root / name, self.root / (name + LIGHT), self.root / (name + LATER),
                              *(pages / name for pages in self.root.glob("pages-*"))):
                     try:
                         os.unlink(path)

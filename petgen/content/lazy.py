@@ -15,15 +15,18 @@ from typing import Any
 
 from petgen.content.model import Entry
 
-# The fields the build reads of every entry (validation across entries, keys, lists, cards, the search index of
-# a build into a new directory, the sitemap); the others are loaded with the entry's chunk when first read. Not
-# among them, though every entry has them: its phrase hashes (almost half of what the light forms would hold),
-# which a build reads of the changed entry files only: the phrase count is updated from the last one, which keeps
-# them (petgen/content/phrases.py).
+# The fields the build reads of every entry (validation across entries, keys, lists, cards, the sitemap); the
+# others are loaded with the entry's chunk when first read. Not among them, though every entry has them: its phrase
+# hashes (almost half of what the light forms would hold), which a build reads of the changed entry files only: the
+# phrase count is updated from the last one, which keeps them (petgen/content/phrases.py).
 LIGHT_FIELDS = ("slug", "path", "title", "meaning", "variants", "categories", "moods", "keywords", "related",
                 "datePublished", "lastReviewed", "relationship", "gender", "region", "originCertainty", "genderNote",
-                "language", "sentences", "terms", "name_keys")
-_LOAD = "_load"
+                "language", "sentences", "name_keys")
+# Read of every entry only where the whole search index is made (a build into a new directory), of the changed ones
+# where it is updated: kept apart (a file beside the light one), which a rebuild after one edit then never reads (they
+# were two fifths of the time it took to load the light forms).
+LATER_FIELDS = ("terms",)
+_LOAD, _LATER = "_load", "_later"
 
 
 class LazyEntry(Entry):
@@ -36,6 +39,7 @@ class LazyEntry(Entry):
         return object.__getattribute__(self, name)
 
     def _complete(self) -> None:
+        self.__dict__.pop(_LATER, None)  # the whole entry has those fields too
         load = self.__dict__.pop(_LOAD, None)
         if load is not None:
             fields = self.__dict__
@@ -59,6 +63,29 @@ class LazyEntry(Entry):
         return _plain, (self.whole().__dict__,)
 
 
+class _Later:
+    """A field of `LATER_FIELDS` on a `LazyEntry`, loaded with the entry's other later fields when first read (a
+    descriptor: the field's default, a class attribute, would keep `__getattr__` from being called for it)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, entry: LazyEntry | None, owner: type | None = None) -> Any:
+        if entry is None:
+            return getattr(Entry, self.name)
+        fields = entry.__dict__
+        later = fields.pop(_LATER, None)
+        if later is not None:
+            fields.update(later())
+        elif _LOAD in fields:
+            entry._complete()
+        return fields[self.name] if self.name in fields else getattr(Entry, self.name)
+
+
+for _name in LATER_FIELDS:
+    setattr(LazyEntry, _name, _Later(_name))
+
+
 def _plain(fields: dict[str, Any]) -> Entry:
     entry = Entry.__new__(Entry)
     entry.__dict__.update(fields)
@@ -72,7 +99,12 @@ class LightEntries:
         fields = vars(entry)
         return {name: fields[name] for name in LIGHT_FIELDS}
 
-    def entry(self, light: dict[str, Any], load: Callable[[], Entry]) -> LazyEntry:
+    def later(self, entry: Entry) -> dict[str, Any]:
+        fields = vars(entry)
+        return {name: fields[name] for name in LATER_FIELDS}
+
+    def entry(self, light: dict[str, Any], load: Callable[[], Entry], later: Callable[[], dict[str, Any]]
+              ) -> LazyEntry:
         entry = LazyEntry.__new__(LazyEntry)
-        entry.__dict__ = {**light, _LOAD: load}
+        entry.__dict__ = {**light, _LOAD: load, _LATER: later}
         return entry

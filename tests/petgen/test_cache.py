@@ -377,6 +377,27 @@ def test_a_lazy_entry_reads_its_chunk_only_when_needed_and_pickles_as_an_entry(c
     assert entry.origin == plain.origin and entry == plain and plain == entry
 
 
+def test_a_lazy_entry_reads_its_later_fields_apart_from_its_chunk(content: Path, tmp_path: Path,
+                                                                  parsed: list[str]) -> None:
+    """The search terms are kept beside the light forms, not in them: read when first needed, from their own file
+    (the chunk stays unread), or from the chunk if that file is damaged; the same terms either way."""
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    fresh = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL)
+    parsed.clear()
+    kb = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL, cache_dir=tmp_path / "c")
+    assert all("terms" not in vars(e) for e in kb.entries)
+    for chunk in _chunks(tmp_path / "c"):
+        chunk.write_bytes(b"not a pickle")  # read it and the entries are parsed again
+    assert [e.terms for e in kb.entries] == [e.terms for e in fresh.entries] and parsed == []
+    assert all("origin" not in vars(e) for e in kb.entries)  # the rest still to load
+    build(content, tmp_path / "e", base_url=BASE_URL, cache_dir=tmp_path / "c2")
+    for later in (tmp_path / "c2").glob("entries-*/*/*.later"):
+        later.write_bytes(b"not a pickle")
+    parsed.clear()
+    kb = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL, cache_dir=tmp_path / "c2")
+    assert [e.terms for e in kb.entries] == [e.terms for e in fresh.entries] and parsed == []  # from the chunks
+
+
 def test_entries_pickle_as_their_field_values_and_load_the_same(content: Path) -> None:
     """Entries go between the build's processes pickled as the values of their fields in order: they load as
     equal entries with every field, a lazy entry as the whole plain entry, and one with an attribute of its own
