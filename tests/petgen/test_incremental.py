@@ -22,7 +22,11 @@ import petgen.build.dist
 import petgen.build.incremental
 import petgen.build.pipeline
 import petgen.content.phrases
+import petgen.emit.browse
+import petgen.emit.guide
+import petgen.emit.listpage
 import petgen.emit.llms
+import petgen.emit.site
 from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
 from petgen.build.incremental import load_state, spare_path
@@ -34,6 +38,7 @@ from petgen.emit.browse import Browse
 from petgen.emit.entries import entry_keys
 from petgen.emit.listindex import ListIndex
 from petgen.emit.site import PageRenderer
+from petgen.emit.templating import environment as template
 from runtime.builds.files import BuildDir
 from tests.conftest import BASE_URL, REPO, entry_text
 
@@ -547,3 +552,25 @@ def test_an_edit_keys_again_only_the_changed_entries_and_those_that_link_to_them
     assert tree(out) == tree(clean)
     for slug in citing:
         assert f"{title}!" in (out / "names" / slug / "index.html").read_text(encoding="utf-8")
+
+
+def test_an_edit_that_changes_no_overview_renders_no_template(bundled: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit of one entry's meaning (not one the home page shows), its page and the list pages that show it are
+    filled into the frames kept in the build cache (`kept_frame`), and the home, search, 404 and overview pages are
+    taken over (units): no template is rendered, and Jinja need not be imported. The same bytes as a clean build."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    kb = build(bundled, out, base_url=BASE_URL, cache_dir=cache).kb
+    shown = {e.slug for e in petgen.emit.site.featured(kb, Browse(kb))}
+    slug = next(s for s in Editor(bundled, 0).slugs() if s not in shown)
+    rendered: list[str] = []
+    for module in (petgen.emit.site, petgen.emit.browse, petgen.emit.listpage, petgen.emit.guide):
+        monkeypatch.setattr(module, "environment", lambda site: rendered.append("template") or template(site))
+    path = bundled / "names" / f"{slug}.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", "meaning: Neu gesagt, ", 1), encoding="utf-8")
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
+    assert rendered == []
+    clean = tmp_path / "clean"
+    build(bundled, clean, base_url=BASE_URL)
+    assert rendered  # without a cache the frames are made from the templates
+    assert tree(out) == tree(clean)
