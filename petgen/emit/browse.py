@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property, partial
+from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
@@ -101,7 +102,8 @@ class Browse:
         few entries changed since (petgen/emit/listindex.py); else group them in full and keep them for the next."""
         kb = self.kb
         if self.index is None and kb.cache_root is not None and context and "lists" not in self.__dict__:
-            self.index = ListIndex(kb.cache_root / LIST_INDEX, context, [kb.keys.get(e.slug, "") for e in kb.entries])
+            self.index = ListIndex(kb.cache_root / LIST_INDEX, context,
+                                   list(map(kb.keys.get, map(SLUG, kb.entries), repeat(""))))
 
     @property
     def patching(self) -> bool:
