@@ -219,15 +219,12 @@ class TreeWriter(DistWriter):
         if files is None:
             files = {info["file"]: info["etag"] for routes in groups for info in routes.values()}
         written, present = self.written, self.present
-        recording = self._recording[1] if self._recording is not None else None
-        for rel, etag in files.items():
-            if rel in written:
-                continue
-            written[rel] = etag
-            if recording is not None:
-                recording[rel] = etag
-            if present.get(rel) == etag:
-                continue
+        if not written.keys().isdisjoint(files.keys()):  # a file written already is left as it is
+            files = {rel: etag for rel, etag in files.items() if rel not in written}
+        written.update(files)
+        if self._recording is not None:
+            self._recording[1].update(files)
+        for rel in [rel for rel, etag in files.items() if present.get(rel) != etag]:
             assert self.source is not None
             path = os.path.join(self.root, rel)
             if rel in present:

@@ -367,6 +367,7 @@ class Edit:
     outputs: Outputs
     pages: PageRenderer
     keys: dict[str, str] | None = None  # `entry_keys`, made when first needed
+    state: BuildState | None = None  # the last build's, when it was made in this build's context
     target: Target | None = None
     writer: TreeWriter | None = None
     pool: ProcessPoolExecutor | None = None
@@ -378,6 +379,7 @@ class Edit:
         edit = cls(outputs, pages)
         if not few_changed(outputs.kb, pages.context_key, state):
             return edit
+        edit.state = state
         edit.target = target = target_tree(out_dir, state)
         try:
             if target.recycled:  # until it is swapped in, the spare holds no build the state could describe
@@ -405,7 +407,8 @@ class Edit:
     def entry_keys(self) -> dict[str, str]:
         """Each entry's key (`entry_keys`): made after the child is forked, in this process, which needs them first."""
         if self.keys is None:
-            self.keys = entry_keys(self.outputs.kb, self.pages)
+            state = self.state
+            self.keys = entry_keys(self.outputs.kb, self.pages, (state.keys, state.sources) if state else None)
         return self.keys
 
     def finish(self, state: BuildState) -> TreeWriter:
@@ -416,8 +419,7 @@ class Edit:
         out_dir, spare = outputs.out_dir, spare_path(outputs.out_dir)
         try:
             before = state.routes.value  # not read before the child was forked: it never needs them
-            emit_changed_entries(outputs.kb, writer, self.pages, self.entry_keys(),
-                                 {slug: (key, before[slug]) for slug, key in state.keys.items()})
+            emit_changed_entries(outputs.kb, writer, self.pages, self.entry_keys(), state.keys, before)
             if self.child is None:
                 _emit_child_part(outputs, writer)
             emit_site(outputs.kb, writer)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cache, cached_property, partial
+from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
@@ -101,7 +102,8 @@ class Browse:
         few entries changed since (petgen/emit/listindex.py); else group them in full and keep them for the next."""
         kb = self.kb
         if self.index is None and kb.cache_root is not None and context and "lists" not in self.__dict__:
-            self.index = ListIndex(kb.cache_root / LIST_INDEX, context, [kb.keys.get(e.slug, "") for e in kb.entries])
+            self.index = ListIndex(kb.cache_root / LIST_INDEX, context,
+                                   list(map(kb.keys.get, map(SLUG, kb.entries), repeat(""))))
 
     @property
     def patching(self) -> bool:
@@ -333,10 +335,9 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
 
     Each page is a unit (`DistWriter.unit`) keyed by what it shows besides the context: its list's size and its
     cards; an incremental build renders only the pages whose cards changed, and keys again only the pages that show
-    a changed entry (`ListIndex`)."""
-    env = environment(kb.site)
+    a changed entry (`ListIndex`). An overview page is a unit keyed by its tiles."""
     site = kb.site
-    frame = listpage.frame(site)
+    frame = cache(partial(listpage.frame, site, kb.cache_root, writer.context))  # for the first page rendered
     browse.use_index(writer.context)
     index = browse.index
     terms = Terms(site, kb.by_slug)
@@ -347,12 +348,18 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
         shown = page.entries[(number - 1) * PAGE_SIZE:number * PAGE_SIZE]
         canonical = url if number == 1 else f"{url}{number}/"
         html = listpage.list_page(
-            frame, site, label=page.label, title=page.title, description=page.description, kind_title=kind.title,
+            frame(), site, label=page.label, title=page.title, description=page.description, kind_title=kind.title,
             overview=browse.overview_url(kind.name), api=api_path(page), total=len(page.entries), moods=moods,
             pagination=pagination(url, len(page.entries), PAGE_SIZE, number), size=PAGE_SIZE, canonical=canonical,
             cards=browse.cards_of(shown), jsonld=term_set(
                 page.label, page.description, canonical, [terms[e.slug] for e in shown], site))
         writer.add_file("/" + rel, rel + "index.html", html, HTML)
+
+    def overview(kind: Kind, tiles: list[dict[str, Any]]) -> None:
+        html = environment(site).get_template("overview.html").render(
+            site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=tiles,
+            jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], site).decode())
+        writer.add_file(f"/{kind.segment}/", f"{kind.segment}/index.html", html.encode(), HTML)
 
     for kind in KINDS:
         for page in browse.lists[kind.name]:
@@ -367,10 +374,9 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
                     key = unit_key(str(len(page.entries)), *browse.digests_of(page.entries[start:start + PAGE_SIZE]))
                 writer.unit(rel, index.key(rel, key) if index else key or "",
                             partial(render, kind, page, moods, number, rel))
-        overview = env.get_template("overview.html").render(
-            site=site, kind=kind, canonical=browse.overview_url(kind.name), tiles=browse.tiles(kind.name),
-            jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], site).decode())
-        writer.add_file(f"/{kind.segment}/", f"{kind.segment}/index.html", overview.encode(), HTML)
+        tiles = browse.tiles(kind.name)
+        writer.unit(f"{kind.segment}/index.html", unit_key(orjson.dumps(tiles).decode()),
+                    partial(overview, kind, tiles))
     emit_az(kb, writer, browse)
     if index is not None:
         index.save()
@@ -388,7 +394,7 @@ def letter_slug(letter: str) -> str:
 def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
     """/a-z/ (the letters with their counts, also at /names/, canonical /a-z/) and /a-z/{letter}/ (the names,
     as links, paginated); each page a unit keyed by the letters, the total and the names it shows."""
-    frame = listpage.frame(kb.site)
+    frame = cache(partial(listpage.frame, kb.site, kb.cache_root, writer.context))  # for the first page rendered
     groups = browse.by_letter
     letters = browse.letters
     navs = listpage.letter_links(letters)
@@ -397,7 +403,7 @@ def emit_az(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
 
     def render(letter: str | None, url: str, number: int, shown: list[Entry], canonical: str) -> None:
         named = len(groups.get(letter, []) if letter else [])
-        html = listpage.az_page(frame, kb.site, letter=letter, nav=navs[letter], letter_total=named, names=shown,
+        html = listpage.az_page(frame(), kb.site, letter=letter, nav=navs[letter], letter_total=named, names=shown,
                                 pagination=pagination(url, named, AZ_PAGE_SIZE, number), canonical=canonical,
                                 total=len(kb.entries))
         rel = canonical.removeprefix(browse.base + "/")

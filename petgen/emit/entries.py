@@ -24,7 +24,7 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from petgen.build.cache import Packed, write_atomic
-from petgen.build.dist import DistWriter, read_file
+from petgen.build.dist import DistWriter, Routes, read_file
 from petgen.build.incremental import TreeWriter
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Site
@@ -97,11 +97,29 @@ def _repacked(kb: KnowledgeBase, task: Packed) -> Packed:
                               protocol=pickle.HIGHEST_PROTOCOL), keys
 
 
-def entry_keys(kb: KnowledgeBase, pages: PageRenderer) -> dict[str, str]:
+def entry_keys(kb: KnowledgeBase, pages: PageRenderer,
+               last: tuple[dict[str, str], dict[str, str]] | None = None) -> dict[str, str]:
     """Slug -> a key of everything the entry's JSON and page are made from: its file, its related entries'
-    titles, and the context (site, taxonomy, templates, code). Entries without a file key (no cache) get none."""
-    context = pages.context_key
-    return {e.slug: f"{context}:{pages.page_key(key, e)}" for e in kb.entries if (key := kb.keys.get(e.slug))}
+    titles, and the context (site, taxonomy, templates, code). Entries without a file key (no cache) get none.
+
+    `last`: the last build's keys and file keys (`BuildState.keys`, `.sources`), made in the same context. An entry
+    whose file is unchanged and none of whose related entries' files changed (a title is in its entry's file) keeps
+    the key it had: a rebuild after one edit hashes a few entries' keys, not all of them."""
+    context, files = pages.context_key, kb.keys
+    if last is None:
+        return {e.slug: f"{context}:{pages.page_key(key, e)}" for e in kb.entries if (key := files.get(e.slug))}
+    before, sources = last
+    changed = {slug for slug, key in files.items() if sources.get(slug) != key} | (sources.keys() - files.keys())
+    found: dict[str, str] = {}
+    for e in kb.entries:
+        slug = e.slug
+        key = files.get(slug)
+        if not key:
+            continue
+        kept = before.get(slug)
+        found[slug] = (kept if kept is not None and slug not in changed and changed.isdisjoint(e.related)
+                       else f"{context}:{pages.page_key(key, e)}")
+    return found
 
 
 def entry_routes(slug: str, routes: dict[str, dict]) -> dict[str, dict]:
@@ -110,16 +128,16 @@ def entry_routes(slug: str, routes: dict[str, dict]) -> dict[str, dict]:
 
 
 def emit_changed_entries(kb: KnowledgeBase, writer: TreeWriter, pages: PageRenderer, keys: dict[str, str],
-                         before: dict[str, tuple[str, dict[str, dict]]]) -> None:
-    """Write the JSON and page of each entry whose key differs from the one it was last built with (from its
-    chunk, with the page cache); take the others' files over from the live tree."""
-    changed = {kb.keys[slug] for slug, key in keys.items() if before.get(slug, ("",))[0] != key}
+                         before: dict[str, str], routes: dict[str, Routes]) -> None:
+    """Write the JSON and page of each entry whose key differs from the one it was last built with (`before`; from
+    its chunk, with the page cache); take the others' files over from the live tree (their `routes`, by slug)."""
+    changed = {kb.keys[slug] for slug, key in keys.items() if before.get(slug) != key}
     pages_dir = _prepare_page_cache(kb, pages)
     for task in kb.packed:
         if (not changed.isdisjoint(task[2])
                 and _emit_chunk(task, kb.site, pages, pages_dir, writer, only=changed) == DAMAGED):
             _emit_chunk(_repacked(kb, task), kb.site, pages, pages_dir, writer, only=changed)
-    writer.reuse_all([before[slug][1] for slug, key in kb.keys.items() if key not in changed])
+    writer.reuse_all([routes[slug] for slug, key in kb.keys.items() if key not in changed])
 
 
 def entries_context(kb: KnowledgeBase, writer: DistWriter, pages: PageRenderer) -> bytes:

@@ -19,6 +19,8 @@ from __future__ import annotations
 import marshal
 from bisect import bisect_left, insort
 from collections.abc import Callable, Iterable
+from itertools import compress, count
+from operator import ne
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,11 @@ class ListIndex:
             return
         if len(before) != len(self.files):
             return
-        changed = [i for i, (old, new) in enumerate(zip(before, self.files)) if old != new or not new]
+        files = self.files
+        if all(files):  # compared without a Python step per entry
+            changed = list(compress(count(), map(ne, before, files)))
+        else:
+            changed = [i for i, (old, new) in enumerate(zip(before, files)) if old != new or not new]
         if len(changed) <= PATCH_LIMIT:
             self.changed, self._before, self.kept = changed, members, keys
 

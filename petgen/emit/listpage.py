@@ -8,10 +8,11 @@ from petgen/emit/browse.py, rendered once per entry.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from petgen.content.model import Entry, Site
-from petgen.emit.namepage import Frame, crumb
+from petgen.emit.namepage import Frame, crumb, kept_frame
 from petgen.emit.templating import environment, esc
 
 FRAME_VALUES = ("title", "description", "head", "api", "main", "canonical")
@@ -21,9 +22,10 @@ NO_CARDS = "<p>Noch keine Einträge.</p>".encode()
 CURRENT = ' aria-current="page"'
 
 
-def frame(site: Site) -> Frame:
-    """The frame of every list and A–Z page of `site`."""
-    return Frame.of(environment(site).get_template("list.html"), FRAME_VALUES, site=site)
+def frame(site: Site, root: Path | None = None, context: str = "") -> Frame:
+    """The frame of every list and A–Z page of `site` (kept in the build cache at `root` for `context`)."""
+    return kept_frame(root, context, "list", lambda: Frame.of(environment(site).get_template("list.html"),
+                                                              FRAME_VALUES, site=site))
 
 
 def pager(pagination: dict[str, Any]) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import pickle
 from collections.abc import Callable
@@ -54,7 +55,7 @@ def _spliced(root: Path | None, context: str, previous: str | None, keys: list[s
         info = os.stat(previous)
         if stored_context != context or stamp != (info.st_ino, info.st_size, info.st_mtime_ns):
             return None
-        old = memoryview(read_file(previous))
+        old = memoryview(_mapped(previous))
     except Exception:  # noqa: BLE001 - missing, damaged or of another file: the sections from the memo
         return None
     if len(old) != info.st_size:
@@ -65,6 +66,17 @@ def _spliced(root: Path | None, context: str, previous: str | None, keys: list[s
         n = at.get(key) if key is not None else None
         sections.append(old[bounds[n]:bounds[n + 1]] if n is not None else make(i))
     return sections
+
+
+def _mapped(path: str) -> mmap.mmap:
+    """The file at `path`, mapped read-only: its sections are copied once, from the page cache into the new file's
+    bytes (read, 16 MB at 10,000 entries would be copied twice, into freshly faulted memory). The file is never
+    changed in place (a build unlinks it and writes a new one), so the mapping keeps the bytes that were stamped."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        return mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
 
 
 def save_index(kb: KnowledgeBase, path: str, keys: list[str | None], bounds: list[int]) -> None:

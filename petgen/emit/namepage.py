@@ -6,12 +6,18 @@ formatting (as the cards of petgen/emit/browse.py are). Escaping is Jinja's auto
 
 from __future__ import annotations
 
+import contextlib
+import pickle
 import re
+from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
+from petgen.build.cache import write_atomic
+from petgen.build.dist import read_file
 from petgen.content.model import Entry, Site
 from petgen.emit.templating import esc, german_date
 
@@ -52,6 +58,25 @@ class Frame:
             out.append(values[name])
             out.append(piece)
         return b"".join(out)
+
+
+def kept_frame(root: Path | None, context: str, name: str, make: Callable[[], Frame]) -> Frame:
+    """The frame `make` renders (Jinja imported, its templates loaded), kept in the build cache at `root` for
+    `context` (`PageRenderer.context_key`: site, templates, code, Jinja's version): a rebuild after an edit fills
+    the pages it writes without Jinja. No cache or no context: made each time."""
+    if root is None or not context:
+        return make()
+    path = root / f"{name}.frame"
+    try:
+        stored, frame = pickle.loads(read_file(path))
+    except Exception:  # noqa: BLE001 - missing, damaged or of another version: made again
+        stored, frame = None, None
+    if stored == context and isinstance(frame, Frame):
+        return frame
+    frame = make()
+    with contextlib.suppress(OSError):
+        write_atomic(path, pickle.dumps((context, frame), protocol=pickle.HIGHEST_PROTOCOL))
+    return frame
 
 
 def _links(pills: list[dict[str, Any]]) -> str:

@@ -6,21 +6,24 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
-from functools import cached_property
+from functools import cached_property, partial
 from importlib import resources
+from operator import attrgetter
 from typing import Any, cast
 
 import orjson
 from markupsafe import Markup
 
 from petgen.build.cache import fingerprint
-from petgen.build.dist import HTML, DistWriter
+from petgen.build.dist import HTML, DistWriter, unit_key
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Entry, FacetValue
 from petgen.contract.resources import entry_url
 from petgen.emit.browse import Browse, emit_lists
-from petgen.emit.namepage import FacetParts, Frame, article, facet_parts
+from petgen.emit.namepage import FacetParts, Frame, article, facet_parts, kept_frame
 from petgen.emit.templating import emit_assets, environment, esc, markdown, script_json, script_json_bytes
+
+RELATED = attrgetter("related")
 
 
 class PageRenderer:
@@ -32,6 +35,7 @@ class PageRenderer:
         self.moods = {m.slug: m for m in kb.moods}
         self.facets = {name: {v.slug: v for v in values} for name, values in kb.facets.values.items()}
         self.titles = {e.slug: e.title for e in kb.entries}
+        self.cache_root = kb.cache_root
         self.browse = Browse(kb)
         self.parts: dict[tuple[int, Any], Any] = {}  # `facet_parts`: (part, the values it is made of) -> part
 
@@ -40,7 +44,8 @@ class PageRenderer:
     def frame(self) -> Frame:
         """The page around an entry's article, made when first used: not before a rebuild after one edit forks its
         child (which renders no page), nor for the keys of the pages (`page_key`)."""
-        return Frame(environment(self.site).get_template("name.html"), self.site)
+        return kept_frame(self.cache_root, self.context_key if self.cache_root is not None else "", "name",
+                          lambda: Frame(environment(self.site).get_template("name.html"), self.site))
 
     @cached_property
     def context_key(self) -> str:
@@ -115,10 +120,15 @@ def featured(kb: KnowledgeBase, browse: Browse, count: int = 6) -> list[Entry]:
     for category in browse.lists["category"]:
         if category.slug in kb.aliases:
             continue
-        candidates = [e for e in category.entries if e.slug not in picked]
-        if candidates:
-            best = min(candidates, key=lambda e: -len(e.related))
-            picked[best.slug] = best
+        # Counted without a Python call per entry (a theme holds thousands); -1: picked already.
+        entries = category.entries
+        links = list(map(len, map(RELATED, entries)))
+        while links and (most := max(links)) >= 0:
+            best = entries[at := links.index(most)]
+            if best.slug not in picked:
+                picked[best.slug] = best
+                break
+            links[at] = -1
         if len(picked) == count:
             break
     return list(picked.values())
@@ -140,12 +150,30 @@ def installed_version(package: str) -> str:
 
 
 def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
-    """Write the assets, the list pages, the home page, the search page and the 404 page."""
-    env = environment(kb.site)
+    """Write the assets, the list pages, the home page, the search page and the 404 page.
+
+    The last three are units (`DistWriter.unit`) keyed by what they show besides the context: a rebuild after an
+    edit that changes none of it renders no template (and imports no Jinja, with the frames of the pages it writes
+    kept in the build cache: `kept_frame`)."""
     site, base = kb.site, kb.site.base_url
     emit_assets(writer)
     browse = Browse(kb)
     emit_lists(kb, writer, browse)
+    tiles = {kind: browse.tiles(kind) for kind in ("category", "mood", "relationship", "region", "language")}
+    cards = b"".join(browse.cards_of(featured(kb, browse)))
+    writer.unit("index.html", unit_key(str(len(kb.entries)), orjson.dumps(tiles).decode(), cards.decode()),
+                partial(_emit_home, kb, writer, tiles, cards))
+    letters = browse.letters
+    writer.unit("search/index.html", unit_key(orjson.dumps(letters).decode()), lambda: writer.add_file(
+        "/search/", "search/index.html", environment(site).get_template("search.html").render(
+            site=site, canonical=base + "/search/", letters=letters).encode(), HTML))
+    writer.unit("404.html", "", lambda: writer.add_file(
+        None, "404.html", environment(site).get_template("404.html").render(site=site).encode(), HTML))
+
+
+def _emit_home(kb: KnowledgeBase, writer: DistWriter, tiles: dict[str, list[dict[str, Any]]], cards: bytes) -> None:
+    """The home page: the number of names, a few of them (`featured`, their `cards`) and the lists as `tiles`."""
+    site, base = kb.site, kb.site.base_url
     search_action = {
         "@context": "https://schema.org", "@type": "WebSite", "name": site.name, "url": base + "/",
         "description": site.description, "inLanguage": site.language,
@@ -154,18 +182,13 @@ def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:
                             "target": {"@type": "EntryPoint", "urlTemplate": base + "/search/?q={search_term_string}"},
                             "query-input": "required name=search_term_string"},
     }
-    tiles = {kind: browse.tiles(kind) for kind in ("category", "mood", "relationship", "region", "language")}
     aliases = kb.aliases
     themes = [t for t in tiles["category"] if t["slug"] not in aliases]
     relationships = tiles["relationship"] + [t for t in tiles["category"] if aliases.get(t["slug"], ("",))[0] == "gender"]
-    home = env.get_template("index.html").render(
-        site=site, canonical=base + "/", total=len(kb.entries), featured=Markup(b"".join(
-            browse.cards_of(featured(kb, browse))).decode()),
+    home = environment(site).get_template("index.html").render(
+        site=site, canonical=base + "/", total=len(kb.entries), featured=Markup(cards.decode()),
         themes=themes, relationships=relationships, moods=tiles["mood"],
         regions=[t for t in tiles["region"] if t["slug"] != "ueberregional"],
         languages=[t for t in tiles["language"] if t["slug"] != "deutsch"],
         jsonld=script_json(search_action))
     writer.add_file("/", "index.html", home.encode(), HTML)
-    search = env.get_template("search.html").render(site=site, canonical=base + "/search/", letters=browse.letters)
-    writer.add_file("/search/", "search/index.html", search.encode(), HTML)
-    writer.add_file(None, "404.html", env.get_template("404.html").render(site=site).encode(), HTML)

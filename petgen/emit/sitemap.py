@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from petgen.build.dist import HTML, DistWriter
 from petgen.content.kb import KnowledgeBase
 
 XML = "application/xml; charset=utf-8"
 DUPLICATES = frozenset({"/names/"})  # the A–Z letters again (canonical /a-z/): not listed
+SLUG, REVIEWED = attrgetter("slug"), attrgetter("lastReviewed")
 
 
 def escape(text: str) -> str:
@@ -16,11 +19,13 @@ def escape(text: str) -> str:
 
 def emit_sitemap(kb: KnowledgeBase, writer: DistWriter) -> None:
     """Write the sitemap of every page written so far (call it after the pages, before the manifest)."""
-    base = kb.site.base_url
-    reviewed = {f"/names/{e.slug}/": e.lastReviewed for e in kb.entries}
-    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">']
-    for route in sorted(r for r, info in writer.routes.items() if info["type"] == HTML and r not in DUPLICATES):
-        lastmod = f"<lastmod>{reviewed[route]}</lastmod>" if route in reviewed else ""
-        lines.append(f"<url><loc>{escape(base + route)}</loc>{lastmod}</url>")
-    lines.append("</urlset>")
+    entries = kb.entries
+    lastmod = dict(zip(map("/names/{}/".format, map(SLUG, entries)),
+                       map("<lastmod>{}</lastmod>".format, map(REVIEWED, entries))))
+    routes = sorted(r for r, info in writer.routes.items() if info["type"] == HTML and r not in DUPLICATES)
+    joined = "".join(routes)  # escaped one by one only if any needs it (none does, as a rule)
+    locs = list(map(escape, routes)) if "&" in joined or "<" in joined or ">" in joined else routes
+    get, base = lastmod.get, escape(kb.site.base_url)
+    lines = ['<?xml version="1.0" encoding="UTF-8"?>', '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">',
+             *[f"<url><loc>{base}{loc}</loc>{get(route, '')}</url>" for route, loc in zip(routes, locs)], "</urlset>"]
     writer.add_file("/sitemap.xml", "sitemap.xml", ("\n".join(lines) + "\n").encode(), XML)

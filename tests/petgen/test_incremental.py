@@ -22,16 +22,23 @@ import petgen.build.dist
 import petgen.build.incremental
 import petgen.build.pipeline
 import petgen.content.phrases
+import petgen.emit.browse
+import petgen.emit.guide
+import petgen.emit.listpage
 import petgen.emit.llms
+import petgen.emit.site
 from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
-from petgen.build.incremental import spare_path
+from petgen.build.incremental import load_state, spare_path
 from petgen.build.pipeline import build
 from petgen.build.routeparts import Merged, RouteParts
 from petgen.content.problems import ContentError
 from petgen.content.text import slugify
 from petgen.emit.browse import Browse
+from petgen.emit.entries import entry_keys
 from petgen.emit.listindex import ListIndex
+from petgen.emit.site import PageRenderer
+from petgen.emit.templating import environment as template
 from runtime.builds.files import BuildDir
 from tests.conftest import BASE_URL, REPO, entry_text
 
@@ -516,3 +523,54 @@ def test_an_edit_patches_the_site_lists_instead_of_grouping_every_entry(bundled:
         assert tree(out) == tree(clean)
         shutil.rmtree(clean)
         del grouped[2:]
+
+
+def test_an_edit_keys_again_only_the_changed_entries_and_those_that_link_to_them(
+        bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages' keys (`entry_keys`) of the entries whose file is unchanged and which link to no changed entry are
+    the last build's; a changed title is keyed again on the pages that link to it, which show it."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    editor = Editor(bundled, 0)
+    linked = {slug: [s.strip() for s in match.group(1).split(",") if s.strip()]
+              for slug in editor.slugs() if (match := RELATED.search(editor.text(slug)))}
+    target = next(s for s in editor.slugs() if any(s in links for links in linked.values()))
+    citing = {slug for slug, links in linked.items() if target in links}
+    keyed: list[str] = []
+    page_key = PageRenderer.page_key
+    monkeypatch.setattr(PageRenderer, "page_key", lambda self, key, entry: keyed.append(entry.slug) or page_key(
+        self, key, entry))
+    title = re.search(r'^title: "?(.*?)"?$', editor.text(target), re.MULTILINE).group(1)  # type: ignore[union-attr]
+    editor.write(target, re.sub(r'^title: ("?)(.*?)("?)$', r"title: \1\2!\3", editor.text(target), count=1,
+                                flags=re.MULTILINE))  # the same slug
+    kb = build(bundled, out, base_url=BASE_URL, cache_dir=cache).kb
+    assert set(keyed) == {target, *citing}
+    state = load_state(cache, out)
+    assert state is not None and state.keys == entry_keys(kb, PageRenderer(kb))  # as if all were keyed again
+    clean = tmp_path / "clean"
+    build(bundled, clean, base_url=BASE_URL)
+    assert tree(out) == tree(clean)
+    for slug in citing:
+        assert f"{title}!" in (out / "names" / slug / "index.html").read_text(encoding="utf-8")
+
+
+def test_an_edit_that_changes_no_overview_renders_no_template(bundled: Path, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """After an edit of one entry's meaning (not one the home page shows), its page and the list pages that show it are
+    filled into the frames kept in the build cache (`kept_frame`), and the home, search, 404 and overview pages are
+    taken over (units): no template is rendered, and Jinja need not be imported. The same bytes as a clean build."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    kb = build(bundled, out, base_url=BASE_URL, cache_dir=cache).kb
+    shown = {e.slug for e in petgen.emit.site.featured(kb, Browse(kb))}
+    slug = next(s for s in Editor(bundled, 0).slugs() if s not in shown)
+    rendered: list[str] = []
+    for module in (petgen.emit.site, petgen.emit.browse, petgen.emit.listpage, petgen.emit.guide):
+        monkeypatch.setattr(module, "environment", lambda site: rendered.append("template") or template(site))
+    path = bundled / "names" / f"{slug}.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", "meaning: Neu gesagt, ", 1), encoding="utf-8")
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is not None
+    assert rendered == []
+    clean = tmp_path / "clean"
+    build(bundled, clean, base_url=BASE_URL)
+    assert rendered  # without a cache the frames are made from the templates
+    assert tree(out) == tree(clean)
