@@ -104,9 +104,10 @@ class BuildState:
     sources: dict[str, str] = field(default_factory=dict)  # slug -> the key of its entry file (`KnowledgeBase.keys`)
     context: str = ""  # what every page depends on besides its entry (`PageRenderer.context_key`)
     version: int = STATE_VERSION
+    layout: Marshalled[tuple] | None = None  # `Layout.stored()` of the live tree's `_headers` and `_redirects`
 
 
-_MARSHALLED = ("live", "spare", "routes")  # the fields of a BuildState stored as marshalled bytes of their own
+_MARSHALLED = ("live", "spare", "routes", "layout")  # the fields of a BuildState stored as marshalled bytes of their own
 
 
 def spare_path(out: Path) -> Path:
