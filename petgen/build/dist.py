@@ -20,7 +20,7 @@ from petgen.contract.security import CORS_EXPOSED, SECURITY_HEADERS
 from petgen.emit.redirects import render_redirects, split_routes
 
 if TYPE_CHECKING:
-    from petgen.build.routelayout import Layout, LastRules
+    from petgen.build.routelayout import LastRules, Layout
     from petgen.build.routeparts import RouteParts
 
 JSON = "application/json; charset=utf-8"

@@ -59,7 +59,7 @@ def test_patched_files_are_the_files_made_route_by_route(dist: Path, tmp_path: P
         assert layout is not None
         made = layout.patch(changed, last, source, origin, signed)
         assert made is not None
-        files, layout = write(tmp_path / f"patched{number}", changed, extra, LastRules(layout, lambda: last, source))
+        files, layout = write(tmp_path / f"patched{number}", changed, extra, LastRules(layout, dict(last).copy, source))
         expected = write(tmp_path / f"expected{number}", changed, extra)[0]
         assert files == expected and (files["_headers"], files["_redirects"]) == made[:2]
         assert expected != first or number == 1
