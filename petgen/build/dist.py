@@ -32,6 +32,7 @@ MANIFEST = "_manifest.json"
 RETIRED = ".retired-"  # prefix of trees moved aside until no runtime reads them
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=60, must-revalidate"
+GONE = "\0gone"  # an edit of the routes' parts that removes one (petgen/build/routelayout.py); no route is named so
 RULES_APART = 5000  # from this many routes, `write_manifest` has idle workers render `_redirects` and `_headers`
 
 
@@ -225,7 +226,7 @@ class DistWriter:
         parts = parts or RouteParts(origin)
         merged = parts.merged(self.routes) if patched is None else None
         if patched is not None:
-            routes = dict(zip(patched[2].order, map(self.routes.__getitem__, patched[2].order)))
+            routes = dict(zip(patched.layout.order, map(self.routes.__getitem__, patched.layout.order)))
         elif merged is not None:
             routes = dict(zip(merged.order, map(self.routes.__getitem__, merged.order)))
         else:
@@ -237,22 +238,25 @@ class DistWriter:
             rules = [pool.submit(_render_rules, name, text) for name in ("_redirects", "_headers")]
         self._write(MANIFEST, text)
         # The same routes, as the runtime maps them.
-        self._write(ROUTE_PACK, route_pack(routes, extra, len(text), known=parts.hashes or None))
+        pack = last.route_pack(patched, routes, extra, len(text)) if last is not None and patched is not None else None
+        self._write(ROUTE_PACK, pack or route_pack(routes, extra, len(text), known=parts.hashes or None))
         if rules:
             self._write("_redirects", rules[0].result().encode())
             self._write("_headers", rules[1].result().encode())
             return None
         if patched is not None:
-            self._write("_redirects", patched[1])
-            self._write("_headers", patched[0])
-            return patched[2].written((self.written["_headers"], self.written["_redirects"]))
+            self._write("_redirects", patched.redirects)
+            self._write("_headers", patched.headers)
+            return patched.layout.written(self._etags())
         split = merged.split if merged is not None else split_routes(routes, parts.rule)
         texts = merged.headers if merged is not None else header_texts(routes.items(), parts.blocks)
         self._write("_redirects", render_redirects(routes, origin, signed, split=split).encode())
         self._write("_headers", render_headers(routes, texts=texts).encode())
-        if last is None:
-            return None
-        return Layout.of(routes, split, texts, origin, signed, (self.written["_headers"], self.written["_redirects"]))
+        return Layout.of(routes, split, texts, origin, signed, self._etags()) if last is not None else None
+
+    def _etags(self) -> tuple[str, str, str]:
+        """The content hashes of `_headers`, `_redirects` and the route pack, as written."""
+        return self.written["_headers"], self.written["_redirects"], self.written["_routes.pack"]
 
 
 def _render_rules(name: str, manifest: bytes) -> str:

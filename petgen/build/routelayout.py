@@ -24,12 +24,11 @@ from dataclasses import dataclass
 from itertools import accumulate, chain, compress
 from operator import ne
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from petgen.build.dist import Routes, Unit, content_hash, header_texts, headers_head, read_file
-from petgen.emit.redirects import Split, file_rule, redirects_frame, split_routes
+from petgen.build.dist import GONE, Routes, Unit, content_hash, header_blocks, header_texts, headers_head, read_file
+from petgen.emit.redirects import FileRule, Split, file_rule, precomputed_rule, redirects_frame, split_routes
 
-GONE = "\0gone"  # an edit that removes a route's part (no route is named so)
 Segments = tuple[str, int, bytes]  # a file's content hash, where its routes' parts begin, each part's length (int64)
 
 
@@ -43,21 +42,22 @@ class Layout:
     signed: bool
     headers: Segments
     redirects: Segments
+    pack: str = ""  # the content hash of the route pack
 
     def stored(self) -> tuple[Any, ...]:
-        return self.order, self.queries, self.origin, self.signed, self.headers, self.redirects
+        return self.order, self.queries, self.origin, self.signed, self.headers, self.redirects, self.pack
 
     @classmethod
     def of(cls, routes: Routes, split: Split, texts: list[str | None], origin: str | None, signed: bool,
-           etags: tuple[str, str]) -> Layout:
+           etags: tuple[str, str, str]) -> Layout:
         """The layout of the files written route by route from `routes` (in order), `split` and `texts`."""
         head = redirects_frame(split[0], origin, signed)[0]
         return cls(list(routes), list(split[0]), origin, signed,
                    (etags[0], len(headers_head().encode()), _lengths(texts)),
-                   (etags[1], len(head.encode()), _lengths(split[1])))
+                   (etags[1], len(head.encode()), _lengths(split[1])), etags[2])
 
     def patch(self, routes: Routes, last: Routes, source: Path, origin: str | None, signed: bool
-              ) -> tuple[bytes, bytes, Layout] | None:
+              ) -> Patched | None:
         """`_headers` and `_redirects` of `routes` (any order) made from the files in `source` (the live tree), whose
         routes had the records `last` (those it lacks count as changed), and their layout; None where that would not
         give the same bytes as route by route (see the module)."""
@@ -87,27 +87,61 @@ class Layout:
         edits: list[tuple[int, int, str]] = []  # (where, 0: insert before it or 1: replace it, route or GONE)
         edits += ((at, 0, route) for at, route in added)
         edits += ((at, 1, GONE) for at in removed)
-        paths = {path for route in changed.values() if (path := route.partition("?")[0]) in queries}
-        edits += ((at, 1, route) for at, route in changed.items() if route.partition("?")[0] not in paths)
-        texts: dict[str, str | None] = {route: header_texts([(route, routes[route])])[0] for _, _, route in edits
-                                        if route is not GONE}
-        rules: dict[str, str | None] = {route: rule(route, routes[route]) for route in texts}
-        for path in paths:  # every route of the path, in order: no rewrites, and one clean URL block of `_headers`
-            members = [order[at] for at in self._members(path)]
-            edits += ((at, 1, route) for at, route in zip(self._members(path), members))
-            texts.update(zip(members, header_texts([(route, routes[route]) for route in members])))
-            rules.update(dict.fromkeys(members))
-        head = None
-        if paths:
-            members_of = {order[at]: routes[order[at]] for path in self.queries for at in self._members(path)}
-            head = redirects_frame(split_routes(members_of, rule)[0], origin, signed)[0].encode()
-        edits.sort()
+        edits += ((at, 1, route) for at, route in changed.items())
+        texts: dict[str, str | None] = {}
+        rules: dict[str, str | None] = {}
+        for _, _, route in edits:
+            if route is not GONE and route.partition("?")[0] not in queries:
+                texts[route] = header_texts([(route, routes[route])])[0]
+                rules[route] = rule(route, routes[route])
+        by_path: dict[str, list[str]] = {}
+        for route in changed.values():
+            if (path := route.partition("?")[0]) in queries:
+                by_path.setdefault(path, []).append(route)
+        for path, members in by_path.items():  # no rewrites: the head of `_redirects` has their rules
+            edits += self._path_texts(path, members, routes, texts)
+        rules.update((route, None) for route in texts.keys() - rules.keys())
+        head = self._head(old_redirects, by_path, routes, last, rule) if by_path else None
+        edits = sorted(set(edits))
         new_order = list(chain.from_iterable(_edited(order, edits, lambda route: [route])))
         headers, header_lengths = _patched(old_headers, self.headers, edits, texts, None)
         redirects, rule_lengths = _patched(old_redirects, self.redirects, edits, rules, head)
         layout = Layout(new_order, self.queries, origin, signed, ("", self.headers[1], header_lengths),
                         ("", len(head) if head is not None else self.redirects[1], rule_lengths))
-        return headers, redirects, layout
+        return Patched(headers, redirects, layout, edits)
+
+    def _path_texts(self, path: str, changed: list[str], routes: Routes, texts: dict[str, str | None]
+                    ) -> list[tuple[int, int, str]]:
+        """The blocks of `_headers` of the `changed` routes of a path with precomputed queries, as `header_texts`
+        makes them: its first route's clean URL block comes with it, the others have their file's block alone. If
+        the first changed (or has no clean URL block), every route of the path is made again (the edits to add)."""
+        order = self.order
+        members = self._members(path)
+        first = order[members[0]]
+        if first in changed or header_blocks(first, routes[first])[2] is None:
+            every = [order[at] for at in members]
+            texts.update(zip(every, header_texts([(route, routes[route]) for route in every])))
+            return [(at, 1, route) for at, route in zip(members, every)]
+        texts.update((route, header_blocks(route, routes[route])[0]) for route in changed)
+        return []
+
+    def _head(self, old: bytes, by_path: dict[str, list[str]], routes: Routes, last: Routes, rule: FileRule) -> bytes:
+        """The head of `_redirects` (the rules of the paths with queries) with the rules of the `changed` routes of
+        those paths put in place of their last ones; made again from every such route where one had no record."""
+        head = old[:self.redirects[1]]
+        for route in chain.from_iterable(by_path.values()):
+            before = last.get(route)
+            if before is None:
+                break
+            was, now = (precomputed_rule(route, info, self.origin) for info in (before, routes[route]))
+            if was != now:
+                if was is None or now is None or head.count(f"\n{was}\n".encode()) != 1:
+                    break
+                head = head.replace(f"\n{was}\n".encode(), f"\n{now}\n".encode())
+        else:
+            return head
+        members = {self.order[at]: routes[self.order[at]] for path in self.queries for at in self._members(path)}
+        return redirects_frame(split_routes(members, rule)[0], self.origin, self.signed)[0].encode()
 
     def _members(self, path: str) -> list[int]:
         """Where the routes of a path with precomputed queries are in `order`: the bare path's (if a route),
@@ -117,10 +151,20 @@ class Layout:
         first = [bare] if bare < len(order) and order[bare] == path else []
         return first + list(range(bisect_left(order, path + "?"), bisect_left(order, path + "@")))
 
-    def written(self, etags: tuple[str, str]) -> Layout:
+    def written(self, etags: tuple[str, str, str]) -> Layout:
         """The layout with the content hashes of the files as written."""
         return Layout(self.order, self.queries, self.origin, self.signed, (etags[0], *self.headers[1:]),
-                      (etags[1], *self.redirects[1:]))
+                      (etags[1], *self.redirects[1:]), etags[2])
+
+
+class Patched(NamedTuple):
+    """`_headers` and `_redirects` patched, their layout, and the `edits` that made them: (where in the last build's
+    order, 0: a route inserted before that one or 1: put in its place, the route or GONE), in order."""
+
+    headers: bytes
+    redirects: bytes
+    layout: Layout
+    edits: list[tuple[int, int, str]]
 
 
 @dataclass
@@ -132,10 +176,26 @@ class LastRules:
     records: Callable[[], Routes]
     source: Path
 
-    def patch(self, routes: Routes, origin: str | None, signed: bool) -> tuple[bytes, bytes, Layout] | None:
+    def patch(self, routes: Routes, origin: str | None, signed: bool) -> Patched | None:
         if self.layout is None:
             return None
         return self.layout.patch(routes, self.records(), self.source, origin, signed)
+
+    def route_pack(self, patched: Patched, routes: Routes, manifest: dict[str, Any], manifest_size: int
+                   ) -> bytes | None:
+        """The route pack of `routes` (in order), the last build's patched with the edits that made `patched`; None
+        where that build's is not as it wrote it, or cannot be patched (`patch_route_pack`)."""
+        from petgen.build.distpack import ROUTE_PACK, patch_route_pack  # numpy: not imported before it is used
+        from petgen.search.packfile import Pack
+
+        assert self.layout is not None
+        try:
+            old = read_file(self.source / ROUTE_PACK)
+        except OSError:
+            return None
+        if content_hash(old) != self.layout.pack:
+            return None
+        return patch_route_pack(Pack(old), patched.edits, routes, manifest, manifest_size)
 
 
 def stored_layout(found: tuple[Any, ...] | None) -> Layout | None:

@@ -41,6 +41,7 @@ __all__ = [
     "file_rule",
     "parse_runtime_origin",
     "parse_signing_secret",
+    "precomputed_rule",
     "redirects_frame",
     "render_redirects",
     "split_routes",
@@ -157,6 +158,16 @@ def split_routes(routes: dict[str, dict[str, Any]], rule: FileRule) -> Split:
         else:
             append(rule(route, info))
     return queries, rules
+
+
+def precomputed_rule(route: str, info: dict[str, Any], runtime_origin: str | None) -> str | None:
+    """The rule of a route of a path with precomputed queries that names its file in `_redirects` (as
+    `_query_rules` writes it); None for the bare path's with a runtime origin (that path goes to the runtime)."""
+    path, _, query = route.partition("?")
+    pairs = _pairs(query)
+    if not pairs and runtime_origin:
+        return None
+    return " ".join([path, *(f"{name}={value}" for name, value in pairs), "/" + info["file"], "200"])
 
 
 def _pairs(query: str) -> Query:

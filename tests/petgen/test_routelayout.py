@@ -1,5 +1,5 @@
-"""`_headers` and `_redirects` patched from the last build's (petgen/build/routelayout.py) are the same bytes as made
-route by route, and are made route by route where patching could not give those bytes."""
+"""`_headers`, `_redirects` and the route pack patched from the last build's (petgen/build/routelayout.py) are the
+same bytes as made route by route, and are made route by route where patching could not give those bytes."""
 
 from __future__ import annotations
 
@@ -33,8 +33,8 @@ def edited(routes: Routes, hashed_page: str, query: str, gone: str) -> Routes:
     file = found[hashed_page]["file"]
     found[hashed_page].update(file=file.replace(".", ".new.", 1), etag="0123456789ab")
     found[query].update(file=found[query]["file"].replace(".", ".new.", 1), etag="ba9876543210")
-    found["/!first"] = {"file": "first.json", "etag": "aaaaaaaaaaaa", "type": "application/json", "hashed": False}
-    found["/~last/"] = {"file": "last/index.html", "etag": "bbbbbbbbbbbb", "type": "text/html", "hashed": False}
+    found["/!first"] = {"file": "first.json", "etag": "aaaaaaaaaaaa", "type": routes[query]["type"], "hashed": False}
+    found["/~last/"] = {"file": "last/index.html", "etag": "bbbbbbbbbbbb", "type": routes["/"]["type"], "hashed": False}
     page = next(route for route, info in found.items() if route.startswith("/names/") and not info["hashed"])
     found[page]["headers"] = {"Link": "</x>; rel=alternate"}
     return found
@@ -52,17 +52,22 @@ def test_patched_files_are_the_files_made_route_by_route(dist: Path, tmp_path: P
     hashed_page = next(route for route, info in routes.items() if route.startswith("/api/names/") and info["hashed"])
     query = next(route for route in routes if "?" in route)
     gone = next(route for route in routes if route.startswith("/names/") and route.endswith("/"))
-    changes = [edited(routes, hashed_page, query, gone), routes]  # and back
+    bare = query.partition("?")[0]  # the first route of its path: its clean URL block comes with it
+    moved = {**routes, bare: {**routes[bare], "file": "moved.json", "etag": "cccccccccccc"}}
+    changes = [edited(routes, hashed_page, query, gone), routes, moved]  # and back, and the first of a path
     last, source = routes, tmp_path / "first"
     for number, changed in enumerate(changes):
         layout = stored_layout(marshal.loads(marshal.dumps(layout.stored())))  # as the build state keeps it
         assert layout is not None
         made = layout.patch(changed, last, source, origin, signed)
         assert made is not None
-        files, layout = write(tmp_path / f"patched{number}", changed, extra, LastRules(layout, dict(last).copy, source))
+        before = LastRules(layout, dict(last).copy, source)
+        files, layout = write(tmp_path / f"patched{number}", changed, extra, before)
         expected = write(tmp_path / f"expected{number}", changed, extra)[0]
         assert files == expected and (files["_headers"], files["_redirects"]) == made[:2]
-        assert expected != first or number == 1
+        ordered = {route: changed[route] for route in made.layout.order}
+        assert before.route_pack(made, ordered, extra, len(files[MANIFEST])) == files["_routes.pack"]
+        assert (expected == first) == (number == 1)
         last, source = changed, tmp_path / f"patched{number}"
 
 
