@@ -127,7 +127,8 @@ def patch_route_pack(old: Pack, edits: list[tuple[int, int, str]], routes: dict[
                          ("etags", [info["etag"] for info in infos])):
         arrays[name], arrays[f"{name}_offsets"] = _edited_table(old[name], old[f"{name}_offsets"], edits, values)
     type_of = np.array([type_index[info["type"]] for info in infos], dtype=np.uint8)
-    arrays["type_of"] = np.concatenate(_edited_runs(old["type_of"], edits, [type_of[n:n + 1] for n in range(len(made))]))
+    runs = _edited_runs(old["type_of"], edits, [type_of[n:n + 1] for n in range(len(made))])
+    arrays["type_of"] = np.concatenate(runs)
     if len(arrays["type_of"]) != len(routes) or not np.bincount(arrays["type_of"], minlength=len(types)).all():
         return None
     # The keys of the routes kept point to their new numbers; those of the routes made are added.
