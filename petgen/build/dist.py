@@ -17,9 +17,10 @@ import orjson
 from xxhash import xxh3_64_hexdigest
 
 from petgen.contract.security import CORS_EXPOSED, SECURITY_HEADERS
-from petgen.emit.redirects import render_redirects
+from petgen.emit.redirects import render_redirects, split_routes
 
 if TYPE_CHECKING:
+    from petgen.build.routelayout import LastRules, Layout
     from petgen.build.routeparts import RouteParts
 
 JSON = "application/json; charset=utf-8"
@@ -31,6 +32,7 @@ MANIFEST = "_manifest.json"
 RETIRED = ".retired-"  # prefix of trees moved aside until no runtime reads them
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=60, must-revalidate"
+GONE = "\0gone"  # an edit of the routes' parts that removes one (petgen/build/routelayout.py); no route is named so
 RULES_APART = 5000  # from this many routes, `write_manifest` has idle workers render `_redirects` and `_headers`
 
 
@@ -208,18 +210,24 @@ class DistWriter:
             self.units[name] = unit
 
     def write_manifest(self, extra: dict[str, Any], parts: RouteParts | None = None,
-                       pool: Executor | None = None) -> None:
+                       pool: Executor | None = None, last: LastRules | None = None) -> Layout | None:
         """Write `_manifest.json`, then the CDN's `_redirects` and `_headers`, all from the same map; `parts`: what
         they are made of per route, where some was made ahead (petgen/build/routeparts.py). `pool`: idle worker
         processes, which render `_redirects` and `_headers` of many routes (none made ahead) while this process
-        writes the manifest and the route pack: every other file is written, so this is all the build does."""
+        writes the manifest and the route pack: every other file is written, so this is all the build does.
+        `last`: the last build's files, patched where they can be (petgen/build/routelayout.py); with it, the
+        layout of the files written is returned, for the next build."""
         from petgen.build.distpack import ROUTE_PACK, route_pack  # not at the top: petgen.content imports this module
+        from petgen.build.routelayout import Layout
         from petgen.build.routeparts import RouteParts
 
-        origin = extra.get("runtime_origin")
+        origin, signed = extra.get("runtime_origin"), bool(extra.get("signed_proxies"))
+        patched = last.patch(self.routes, origin, signed) if last is not None else None
         parts = parts or RouteParts(origin)
-        merged = parts.merged(self.routes)
-        if merged is not None:
+        merged = parts.merged(self.routes) if patched is None else None
+        if patched is not None:
+            routes = dict(zip(patched.layout.order, map(self.routes.__getitem__, patched.layout.order)))
+        elif merged is not None:
             routes = dict(zip(merged.order, map(self.routes.__getitem__, merged.order)))
         else:
             routes = dict(sorted(self.routes.items()))
@@ -230,15 +238,25 @@ class DistWriter:
             rules = [pool.submit(_render_rules, name, text) for name in ("_redirects", "_headers")]
         self._write(MANIFEST, text)
         # The same routes, as the runtime maps them.
-        self._write(ROUTE_PACK, route_pack(routes, extra, len(text), known=parts.hashes or None))
+        pack = last.route_pack(patched, routes, extra, len(text)) if last is not None and patched is not None else None
+        self._write(ROUTE_PACK, pack or route_pack(routes, extra, len(text), known=parts.hashes or None))
         if rules:
             self._write("_redirects", rules[0].result().encode())
             self._write("_headers", rules[1].result().encode())
-            return
-        self._write("_redirects", render_redirects(routes, origin, bool(extra.get("signed_proxies")), parts.rule,
-                                                   split=merged.split if merged is not None else None).encode())
-        self._write("_headers", render_headers(routes, parts.blocks,
-                                               merged.headers if merged is not None else None).encode())
+            return None
+        if patched is not None:
+            self._write("_redirects", patched.redirects)
+            self._write("_headers", patched.headers)
+            return patched.layout.written(self._etags())
+        split = merged.split if merged is not None else split_routes(routes, parts.rule)
+        texts = merged.headers if merged is not None else header_texts(routes.items(), parts.blocks)
+        self._write("_redirects", render_redirects(routes, origin, signed, split=split).encode())
+        self._write("_headers", render_headers(routes, texts=texts).encode())
+        return Layout.of(routes, split, texts, origin, signed, self._etags()) if last is not None else None
+
+    def _etags(self) -> tuple[str, str, str]:
+        """The content hashes of `_headers`, `_redirects` and the route pack, as written."""
+        return self.written["_headers"], self.written["_redirects"], self.written["_routes.pack"]
 
 
 def _render_rules(name: str, manifest: bytes) -> str:
@@ -275,13 +293,15 @@ def render_headers(routes: dict[str, dict[str, Any]],
     revalidation for clean URLs. No header is set for a path in two rules (CDNs differ in how they merge): a
     clean URL's block comes with the first of its routes (`blocks`: each route's, see `header_blocks`). `texts`:
     each route's blocks made already, joined (None: none), in the order of `routes`."""
+    found = texts if texts is not None else header_texts(routes.items(), blocks)
+    return "\n".join([headers_head(), *filter(None, found)]) + "\n"
+
+
+def headers_head() -> str:
+    """What `_headers` holds before the routes' blocks (each on lines of its own after it, then a line end)."""
     security = "".join(f"\n  {name}: {value}" for name, value in SECURITY_HEADERS.items())
-    out = [
-        "# Generated by petgen build from _manifest.json. Do not edit.",
-        f"/*\n  Access-Control-Allow-Origin: *\n  Access-Control-Expose-Headers: {CORS_EXPOSED}" + security,
-    ]
-    out.extend(filter(None, texts if texts is not None else header_texts(routes.items(), blocks)))
-    return "\n".join(out) + "\n"
+    return ("# Generated by petgen build from _manifest.json. Do not edit.\n"
+            f"/*\n  Access-Control-Allow-Origin: *\n  Access-Control-Expose-Headers: {CORS_EXPOSED}" + security)
 
 
 def header_texts(routes: Iterable[tuple[str, dict[str, Any]]],

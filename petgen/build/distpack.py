@@ -25,7 +25,7 @@ import numpy as np
 import orjson
 from xxhash import xxh3_64_intdigest
 
-from petgen.build.dist import MANIFEST
+from petgen.build.dist import GONE, MANIFEST
 from petgen.content.model import EVERY_REGION, FILTER_FACETS, SUPRAREGIONAL
 from petgen.contract.resources import LIST_FILTERS
 from petgen.search.packfile import Pack, write_pack
@@ -108,6 +108,106 @@ def route_pack(routes: dict[str, dict[str, Any]], manifest: dict[str, Any], mani
     extra = {str(n): info["headers"] for n, info in enumerate(infos) if info.get("headers")}
     return write_pack(arrays, {"manifest": manifest, "manifestSize": manifest_size, "types": types, "extra": extra,
                                "routeHash": ROUTE_HASH})
+
+
+def patch_route_pack(old: Pack, edits: list[tuple[int, int, str]], routes: dict[str, dict[str, Any]],
+                     manifest: dict[str, Any], manifest_size: int) -> bytes | None:
+    """`route_pack` of `routes` (in order) made from `old`, the last build's, by `edits` to its routes (in order:
+    where in its order, 0: a route inserted before that one or 1: put in its place, the route or GONE; every route
+    whose record changed is put in its place): the same bytes, in time for the edits rather than the routes. None
+    where it cannot be (a content type that was not there or is gone, two keys alike)."""
+    types: list[str] = old.meta["types"]
+    type_index = {t: n for n, t in enumerate(types)}
+    made, number, kept = _numbered(edits, len(old["type_of"]))
+    infos = [routes[route] for route in made]
+    if any(info["type"] not in type_index for info in infos):
+        return None
+    arrays: dict[str, np.ndarray] = {}
+    for name, values in (("paths", list(made)), ("files", [info["file"] for info in infos]),
+                         ("etags", [info["etag"] for info in infos])):
+        arrays[name], arrays[f"{name}_offsets"] = _edited_table(old[name], old[f"{name}_offsets"], edits, values)
+    type_of = np.array([type_index[info["type"]] for info in infos], dtype=np.uint8)
+    runs = _edited_runs(old["type_of"], edits, [type_of[n:n + 1] for n in range(len(made))])
+    arrays["type_of"] = np.concatenate(runs)
+    if len(arrays["type_of"]) != len(routes) or not np.bincount(arrays["type_of"], minlength=len(types)).all():
+        return None
+    # The keys of the routes kept point to their new numbers; those of the routes made are added.
+    targets = old["targets"].astype(np.int64)
+    keep = kept[targets >> 1]
+    keys, targets = [old["hashes"][keep]], [number[targets[keep] >> 1] * 2 + (targets[keep] & 1)]
+    for (route, n), info in zip(made.items(), infos):
+        file = "/" + info["file"]
+        if not (info["hashed"] and route == file):
+            keys.append(np.array([route_hash(route)], dtype="<i8"))
+            targets.append(np.array([2 * n], dtype=np.int64))
+        if info["hashed"]:
+            keys.append(np.array([route_hash(file)], dtype="<i8"))
+            targets.append(np.array([2 * n + 1], dtype=np.int64))
+    all_keys, all_targets = np.concatenate(keys), np.concatenate(targets)
+    order = np.argsort(all_keys, kind="stable")
+    arrays["hashes"] = all_keys[order]
+    if bool((arrays["hashes"][1:] == arrays["hashes"][:-1]).any()):
+        return None  # the order of keys alike depends on where they were in the full build's list
+    arrays["targets"] = all_targets[order].astype(np.uint32)
+    extra = {int(number[int(n)]): headers for n, headers in old.meta["extra"].items() if kept[int(n)]}
+    extra.update((n, info["headers"]) for (route, n), info in zip(made.items(), infos) if info.get("headers"))
+    return write_pack(arrays, {"manifest": manifest, "manifestSize": manifest_size, "types": types,
+                               "extra": {str(n): extra[n] for n in sorted(extra)}, "routeHash": ROUTE_HASH})
+
+
+def _numbered(edits: list[tuple[int, int, str]], count: int) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+    """The routes the `edits` make, with their numbers in the new order; for each route of the old one, its new
+    number, and whether it is kept as it was (not gone, not made again)."""
+    made: dict[str, int] = {}
+    shift = np.zeros(count + 1, dtype=np.int64)
+    kept = np.ones(count + 1, dtype=bool)
+    offset = 0  # the new number of a route less its old one, at the point of the edit
+    for where, replace, route in edits:
+        if route is not GONE:
+            made[route] = where + offset
+        if not replace:
+            offset += 1
+            shift[where] += 1
+        else:
+            kept[where] = False
+            if route is GONE:
+                offset -= 1
+                shift[where + 1] -= 1
+    return made, np.arange(count + 1) + np.cumsum(shift), kept
+
+
+def _edited_runs(old: Any, edits: list[tuple[int, int, str]], new: list[Any]) -> list[Any]:
+    """`old`'s runs of items between the edits, and the `new` items the edits make, in order."""
+    runs, at, made = [], 0, iter(new)
+    for where, replace, route in edits:
+        runs.append(old[at:where])
+        at = where + replace
+        if route is not GONE:
+            runs.append(next(made))
+    runs.append(old[at:])
+    return runs
+
+
+def _edited_table(blob: np.ndarray, offsets: np.ndarray, edits: list[tuple[int, int, str]],
+                  values: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """`string_table` of the strings of an old one (`blob`, `offsets`) with the `edits` made (the new `values`)."""
+    encoded = [np.frombuffer(value.encode(), dtype=np.uint8) for value in values]
+    lengths = np.diff(offsets.astype(np.int64))
+    pieces, sizes, at, made = [], [], 0, iter(encoded)
+    for where, replace, route in edits:
+        pieces.append(blob[offsets[at]:offsets[where]])
+        sizes.append(lengths[at:where])
+        at = where + replace
+        if route is not GONE:
+            value = next(made)
+            pieces.append(value)
+            sizes.append(np.array([len(value)], dtype=np.int64))
+    pieces.append(blob[offsets[at]:])
+    sizes.append(lengths[at:])
+    ends = np.cumsum(np.concatenate(sizes), dtype=np.uint64)
+    if len(ends) and ends[-1] >= 1 << 32:
+        raise ValueError("more than 4 GB of strings")
+    return np.concatenate(pieces), np.concatenate(([0], ends)).astype(np.uint32)
 
 
 def built_manifest(dist: Path) -> dict[str, Any]:

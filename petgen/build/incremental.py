@@ -20,7 +20,8 @@ turns the spare into the new build and swaps the two again, so it touches only w
    document shows, and the search index, keyed by every entry's searchable fields. The lists behind the list
    pages are patched from the last build's, and only the pages that show a changed entry are keyed again
    (petgen/emit/listindex.py). Everything else (the
-   data file, the home page, discovery, sitemap, manifest) is emitted as in a full build through a
+   data file, the home page, discovery, sitemap, manifest; `_headers`, `_redirects` and the route pack are
+   patched from the live tree's: petgen/build/routelayout.py) is emitted as in a full build through a
    `TreeWriter`, which writes a file only if the tree does not hold those bytes already, and deletes what
    the new build no longer has; `llms-full.txt` is cut from the live tree's where its entries are
    unchanged (petgen/emit/llms.py). The search index, when it has to be made, is updated from the one kept in
@@ -104,9 +105,11 @@ class BuildState:
     sources: dict[str, str] = field(default_factory=dict)  # slug -> the key of its entry file (`KnowledgeBase.keys`)
     context: str = ""  # what every page depends on besides its entry (`PageRenderer.context_key`)
     version: int = STATE_VERSION
+    layout: Marshalled[tuple] | None = None  # `Layout.stored()` of the live tree's `_headers` and `_redirects`
 
 
-_MARSHALLED = ("live", "spare", "routes")  # the fields of a BuildState stored as marshalled bytes of their own
+# The fields of a BuildState stored as marshalled bytes of their own.
+_MARSHALLED = ("live", "spare", "routes", "layout")
 
 
 def spare_path(out: Path) -> Path:

@@ -40,6 +40,7 @@ from petgen.build.incremental import (
     spare_path,
     target_tree,
 )
+from petgen.build.routelayout import LastRules, Layout, last_records, stored_layout
 from petgen.build.routeparts import RouteParts
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
@@ -242,10 +243,11 @@ class Outputs:
         emit_sitemap(self.kb, writer)
         self.emit_manifest(writer, pool=pool)
 
-    def emit_manifest(self, writer: DistWriter, parts: RouteParts | None = None, pool: Executor | None = None) -> None:
+    def emit_manifest(self, writer: DistWriter, parts: RouteParts | None = None, pool: Executor | None = None,
+                      last: LastRules | None = None) -> Layout | None:
         """The manifest with `_redirects` and `_headers`, once every other file is written (`parts`: of some routes,
-        made ahead)."""
-        emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies, parts, pool)
+        made ahead; `last`: the last build's files, to patch)."""
+        return emit_manifest(self.kb, writer, self.runtime_origin, self.signed_proxies, parts, pool, last)
 
 
 def _pickled(values: list) -> list[bytes]:
@@ -436,7 +438,9 @@ class Edit:
                 writer.merge(routes, written, units)
                 writer.changed += changed
                 writer.reused += reused
-            outputs.emit_manifest(writer, parts)
+            last = LastRules(stored_layout(state.layout.value if state.layout else None),
+                             lambda: last_records(before.values(), state.units.values()), out_dir)
+            layout = outputs.emit_manifest(writer, parts, last=last)
             writer.remove_stale()
             swap_in(target.root, out_dir, keep=spare)
         except BaseException:
@@ -448,7 +452,8 @@ class Edit:
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir), spare=state.live,
             spare_stamp=state.live_stamp, keys=self.entry_keys(), routes=entries, units=writer.units,
-            sources=outputs.kb.keys, context=self.pages.context_key))
+            sources=outputs.kb.keys, context=self.pages.context_key,
+            layout=Marshalled(layout.stored()) if layout is not None else None))
         return writer
 
     def _entry_routes(self, keys: dict[str, str], before: dict[str, Routes], routes: Routes
@@ -534,9 +539,10 @@ def collector_paused() -> Iterator[None]:
 
 
 def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | None = None,
-                  signed_proxies: bool = False, parts: RouteParts | None = None, pool: Executor | None = None) -> None:
+                  signed_proxies: bool = False, parts: RouteParts | None = None, pool: Executor | None = None,
+                  last: LastRules | None = None) -> Layout | None:
     """Write `_manifest.json` with `_redirects` and `_headers` generated from the same route map."""
-    writer.write_manifest({
+    return writer.write_manifest({
         "version": MANIFEST_VERSION,
         "generator": f"petgen {__version__}",
         "site": kb.site.site,
@@ -547,4 +553,4 @@ def emit_manifest(kb: KnowledgeBase, writer: DistWriter, runtime_origin: str | N
         "notFound": "404.html",
         **({"runtime_origin": runtime_origin} if runtime_origin else {}),
         **({"signed_proxies": True} if runtime_origin and signed_proxies else {}),
-    }, parts, pool)
+    }, parts, pool, last)

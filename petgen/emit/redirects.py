@@ -41,6 +41,8 @@ __all__ = [
     "file_rule",
     "parse_runtime_origin",
     "parse_signing_secret",
+    "precomputed_rule",
+    "redirects_frame",
     "render_redirects",
     "split_routes",
 ]
@@ -89,7 +91,15 @@ def render_redirects(routes: dict[str, dict[str, Any]], runtime_origin: str | No
     rewrite to its file, as `file_rule(runtime_origin)` makes it (or found where it was made before); `split`:
     `split_routes` of `routes` made already (its rules may hold None: no rule)."""
     queries, rules = split or split_routes(routes, rule or file_rule(runtime_origin))
-    files = filter(None, rules)
+    head, tail = redirects_frame(queries, runtime_origin, signed)
+    return "\n".join([head, *filter(None, rules)]) + tail
+
+
+def redirects_frame(queries: dict[str, dict[Query, str]], runtime_origin: str | None = None,
+                    signed: bool = False) -> tuple[str, str]:
+    """What `_redirects` holds before the routes' rewrites to their files (the rules of the paths with precomputed
+    `queries` last), and after them; the rewrites go between, each on a line of its own. No rewrite is a proxy,
+    so signing leaves them as they are."""
     lines = [HEADER]
     if runtime_origin:
         signing = (f"# Proxied requests are signed (X-Nf-Sign) with the secret in {SIGNING_SECRET_ENV}."
@@ -101,13 +111,15 @@ def render_redirects(routes: dict[str, dict[str, Any]], runtime_origin: str | No
     for path, precomputed in queries.items():
         lines += ["", f"# {path}: a precomputed page only for exactly its parameters, any other query to the runtime.",
                   *_query_rules(path, precomputed, runtime_origin)]
-    lines += ["", "# Clean URLs: their content-hashed files.", *files]
+    lines += ["", "# Clean URLs: their content-hashed files."]
+    tail = []
     if runtime_origin:
-        lines += ["", "# No file here: the runtime answers (JSON 404 envelope, 301 to the canonical slug, 308).",
-                  *_proxies(FALLBACK, runtime_origin, force=False)]
+        tail += ["", "# No file here: the runtime answers (JSON 404 envelope, 301 to the canonical slug, 308).",
+                 *_proxies(FALLBACK, runtime_origin, force=False)]
     if runtime_origin and signed:
-        lines = [f"{line} Sign={SIGNING_SECRET_ENV}" if _is_proxy(line, runtime_origin) else line for line in lines]
-    return "\n".join(lines) + "\n"
+        lines, tail = ([f"{line} Sign={SIGNING_SECRET_ENV}" if _is_proxy(line, runtime_origin) else line
+                        for line in part] for part in (lines, tail))
+    return "\n".join(lines), "".join(f"\n{line}" for line in tail) + "\n"
 
 
 def _is_proxy(line: str, runtime_origin: str) -> bool:
@@ -146,6 +158,16 @@ def split_routes(routes: dict[str, dict[str, Any]], rule: FileRule) -> Split:
         else:
             append(rule(route, info))
     return queries, rules
+
+
+def precomputed_rule(route: str, info: dict[str, Any], runtime_origin: str | None) -> str | None:
+    """The rule of a route of a path with precomputed queries that names its file in `_redirects` (as
+    `_query_rules` writes it); None for the bare path's with a runtime origin (that path goes to the runtime)."""
+    path, _, query = route.partition("?")
+    pairs = _pairs(query)
+    if not pairs and runtime_origin:
+        return None
+    return " ".join([path, *(f"{name}={value}" for name, value in pairs), "/" + info["file"], "200"])
 
 
 def _pairs(query: str) -> Query:

@@ -13,6 +13,7 @@ import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -31,6 +32,7 @@ from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
 from petgen.build.incremental import load_state, spare_path
 from petgen.build.pipeline import build
+from petgen.build.routelayout import LastRules, Layout
 from petgen.build.routeparts import Merged, RouteParts
 from petgen.content.problems import ContentError
 from petgen.content.text import slugify
@@ -145,11 +147,21 @@ def bundled(tmp_path: Path) -> Path:
 def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, seed: int, cores: int | None,
                                                slow_child: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """With one core the incremental build writes everything in the build process (else part in a forked child).
-    With a child slower than the build process, that makes what the files listing every route need of its own
-    routes while it waits (`RouteParts.add_some`)."""
+    `_headers` and `_redirects` are patched from the last build's (`Layout.patch`), but for the first edit after a
+    full build. With a child slower than the build process and no patching, the build process makes what the files
+    listing every route need of its own routes while it waits (`RouteParts.add_some`)."""
     if cores is not None:
         monkeypatch.setattr(os, "cpu_count", lambda: cores)
     ahead: list[int] = []
+    patched: list[bool] = []
+    patch = LastRules.patch
+
+    def patching(self: LastRules, *args: Any) -> tuple[bytes, bytes, Layout] | None:
+        found = None if slow_child else patch(self, *args)
+        patched.append(found is not None)
+        return found
+
+    monkeypatch.setattr(LastRules, "patch", patching)
     if slow_child:
         child_part, add, merge = petgen.build.pipeline._emit_child_part, RouteParts.add_some, RouteParts.merged
 
@@ -185,6 +197,7 @@ def test_incremental_builds_equal_clean_builds(bundled: Path, tmp_path: Path, se
         assert incremental.keys() == expected.keys(), (done, sorted(incremental.keys() ^ expected.keys())[:10])
         assert incremental == expected, (done, [k for k in expected if incremental[k] != expected[k]][:10])
     assert len(ahead) == (10 if slow_child else 0) and all(ahead)  # made ahead, and merged
+    assert len(patched) == 5 and not patched[0] and (any(patched) != slow_child)
 
 
 @pytest.mark.parametrize("origin,signed", [(None, False), ("https://runtime.example", False),
