@@ -139,14 +139,17 @@ def update(state: Findings, entries: list[Entry], keys: list[str], files: set[st
            rules: Rules) -> tuple[Found, bool] | None:
     """What a full check of `entries` finds, one list per kind, made from the state: the added entry files
     and the unchanged ones a change can affect checked again; whether the state is worth saving again made
-    from these findings (`made`). None when too much changed, or when the entries' slugs are not those of the
-    entry files (one failed to load) or not distinct: a full check says what the link checks make of that."""
+    from these findings (`made`). None when too much changed or the entries are in another order, or when the
+    entries' slugs are not those of the entry files (one failed to load) or not distinct: a full check says what
+    the link checks make of that."""
     now = dict(zip(keys, range(len(keys))))
     current = np.fromiter(map(now.get, state.keys, repeat(-1)), dtype=np.int64, count=len(state.keys))
     removed = np.flatnonzero(current < 0).tolist()  # each entry of the state's position now (-1: removed)
     added = sorted(map(now.__getitem__, now.keys() - set(state.keys)))
     if len(added) + len(removed) > max(KEEP_STATE, MOST_CHANGED * len(keys)):
         return None
+    if np.any(np.diff(current[current >= 0]) <= 0):
+        return None  # the unchanged entries in another order: which of two comes first is another question
     slugs = set(state.slugs).difference(state.slugs[i] for i in removed).union(entries[j].slug for j in added)
     if len(slugs) != len(entries) or (files is not None and slugs != files):
         return None
