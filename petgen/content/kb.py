@@ -347,10 +347,11 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     )
     if before_checks is not None and kb is not None and not problems.errors:
         before_checks(kb)
-    keys = [loaded.keys[e.slug] for e in entries]
+    # The entries' keys in order: those of `keys` (slug -> key, filled in file order) unless two share a slug.
+    keys = list(loaded.keys.values()) if len(loaded.keys) == len(entries) else [loaded.keys[e.slug] for e in entries]
     validate(entries, categories, moods, problems, files=loaded.slugs, facets=facets,
              phrases=lambda checked: repeated(checked, keys, loaded.cache_root), keys=loaded.keys,
-             cache_root=loaded.cache_root)
+             cache_root=loaded.cache_root, order=keys)
     if problems.errors or (strict and problems.warnings) or kb is None:
         raise ContentError(problems.sorted(), strict=strict)
     kb.warnings = problems.sorted()

@@ -26,6 +26,7 @@ from petgen.content.model import Entry
 from petgen.content.validate import (
     MAX_PHRASE_ENTRIES,
     _among,
+    counted,
     phrase_counts,
     phrase_hashes,
     phrase_texts,
@@ -164,7 +165,7 @@ def _updated(state: PhraseState, entries: list[Entry], keys: list[str]) -> tuple
     values, counts = state.values, state.counts.copy()
     taken = [state.hashes[state.offsets[i]:state.offsets[i + 1]] for i in removed]
     if taken:
-        gone, times = np.unique(np.concatenate(taken), return_counts=True)
+        gone, times = counted(np.concatenate(taken))
         at = np.searchsorted(values, gone)
         if np.any(at >= len(values)) or np.any(values[np.minimum(at, len(values) - 1)] != gone):
             return None  # not what the state counted
@@ -172,7 +173,7 @@ def _updated(state: PhraseState, entries: list[Entry], keys: list[str]) -> tuple
     hashes, offsets = _spliced(state, entries, old_of_new, added)
     put = {j: hashes[offsets[j]:offsets[j + 1]] for j in added}
     if put:
-        new, times = np.unique(np.concatenate(list(put.values())), return_counts=True)
+        new, times = counted(np.concatenate(list(put.values())))
         at = np.searchsorted(values, new)
         known = values[np.minimum(at, len(values) - 1)] == new if len(values) else np.zeros(len(new), dtype=bool)
         counts[at[known]] += times[known]

@@ -21,6 +21,7 @@ import numpy as np
 
 from petgen.build.cache import EntryMemo
 from petgen.build.dist import unit_key
+from petgen.content.findings import KINDS, Rules, checked
 from petgen.content.model import (
     FACETS,
     SUPRAREGIONAL,
@@ -93,45 +94,67 @@ def fold_each(texts: Sequence[str]) -> list[str]:
 def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems,
              files: set[str] | None = None, facets: Facets | None = None,
              phrases: Callable[[list[Entry]], Sequence[tuple[str, Sequence[Entry]]]] | None = None,
-             keys: dict[str, str] | None = None, cache_root: Path | None = None) -> None:
+             keys: dict[str, str] | None = None, cache_root: Path | None = None, order: list[str] | None = None,
+             ) -> None:
     """Check entries against the vocabularies and each other (`check_entry_alone` ran at parse time).
 
     `files` are the slugs of every entry file, also those that failed to load: a link to one of them
     is not reported again (its own errors say what is wrong). `phrases` finds the repeated phrases (the
     build's updates the last build's count: petgen/content/phrases.py). With `keys` (slug -> the key of its
-    entry file) and the build cache's `cache_root`, the results of the checks of one entry are kept there.
+    entry file), `order` (the entries' keys) and the build cache's `cache_root`, what the checks of each entry
+    found is kept there, and a later build checks again only what a change can affect (petgen/content/findings.py).
     """
     themes = {c.slug for c in categories if c.facet is None}
     aliases = {c.slug: c for c in categories if c.facet is not None}
     mood_slugs = {m.slug for m in moods}
-    slugs = {e.slug for e in entries} | (files or set())
     vocabularies = {name: set(facets.slugs(name)) for name in FACETS} if facets else {}
     check_aliases(list(aliases.values()), vocabularies, problems)
-    memo = EntryMemo(cache_root, "checks", unit_key(
+    context = unit_key(
         *sorted(themes), *sorted(mood_slugs), *(f"{slug}={c.facet}" for slug, c in sorted(aliases.items())),
-        *(f"{name}={sorted(values)}" for name, values in sorted(vocabularies.items())))) if keys else None
+        *(f"{name}={sorted(values)}" for name, values in sorted(vocabularies.items())))
+
+    def full() -> list[Problems]:
+        found = [Problems() for _ in range(KINDS)]
+        slugs = {e.slug for e in entries} | (files or set())
+        check_vocabularies(entries, themes, mood_slugs, aliases, vocabularies, slugs, found[0],
+                           EntryMemo(cache_root, "checks", context) if keys else None, keys or {})
+        check_variants(entries, found[1])
+        check_gender_families(entries, found[2])
+        check_repeated_sentences(entries, found[3])
+        return found
+
+    rules = Rules(context, lambda entry, slugs: vocabulary_problems(entry, themes, mood_slugs, slugs, aliases,
+                                                                    vocabularies),
+                  variant_problems, gender_problems, sentence_problems, lambda e: e.name_keys or name_keys(e),
+                  _sentences_of)
+    for found in checked(entries, order, cache_root, files, rules, full):
+        problems.extend(found)
+    check_repeated_phrases(entries, problems, phrases(entries) if phrases is not None else None)
+
+
+def check_vocabularies(entries: list[Entry], themes: set[str], moods: set[str], aliases: dict[str, Category],
+                       vocabularies: dict[str, set[str]], slugs: set[str], problems: Problems,
+                       memo: EntryMemo | None, keys: dict[str, str]) -> None:
+    """Every entry against the vocabularies, and its links (`memo`: the results of the last build's, by the key
+    of the entry file, among `keys`)."""
     # An entry's results depend on the others only through the slugs its `related` names: while all exist, they
     # are those of the last build (`memo`, by the entry file's key) if the entry file is unchanged.
     alone = [memo is not None and slugs.issuperset(entry.related) for entry in entries]
-    quiet = found_nothing(entries, themes, mood_slugs, slugs, vocabularies)
+    quiet = found_nothing(entries, themes, moods, slugs, vocabularies)
     for entry, kept, nothing in zip(entries, alone, quiet):
         if not kept and not nothing:
-            check_entry(entry, themes, mood_slugs, slugs, problems, aliases=aliases)
+            check_entry(entry, themes, moods, slugs, problems, aliases=aliases)
             if vocabularies:
                 check_facets(entry, vocabularies, problems)
-    if memo is not None and keys is not None:
+    if memo is not None:
         kept_entries = [entry for entry, kept in zip(entries, alone) if kept]
         kept_quiet = [nothing for nothing, kept in zip(quiet, alone) if kept]
         found = memo.get_all([keys.get(entry.slug) for entry in kept_entries], lambda i: [] if kept_quiet[i] else
-                             vocabulary_problems(kept_entries[i], themes, mood_slugs, slugs, aliases, vocabularies))
+                             vocabulary_problems(kept_entries[i], themes, moods, slugs, aliases, vocabularies))
         for entry, made in zip(kept_entries, found):
             if made:
                 problems.extend(p if p.path == entry.path else replace(p, path=entry.path) for p in made)
         memo.save()
-    check_variants(entries, problems)
-    check_gender_families(entries, problems)
-    check_repeated_sentences(entries, problems)
-    check_repeated_phrases(entries, problems, phrases(entries) if phrases is not None else None)
 
 
 def _count(entry: Entry, key: str, values: list, bounds: tuple[int, int], problems: Problems, *, warning: bool = False) -> None:
@@ -146,15 +169,20 @@ def check_gender_families(entries: list[Entry], problems: Problems) -> None:
     """Related entries (a word family) agree on `gender`, unless the entry says why in `genderNote`."""
     by_slug = {e.slug: e for e in entries}
     for entry in entries:
-        if entry.genderNote:
-            continue
-        for i, slug in enumerate(entry.related):
-            other = by_slug.get(slug)
-            if other is not None and other.gender != entry.gender and not other.genderNote:
-                problems.add(entry.path, entry.line_of("gender"), f"gender '{entry.gender}' differs from the related "
-                             f"entry '{slug}' ({other.gender})", "make the word family agree, or say in genderNote "
-                             "why this name is used differently")
-                break
+        gender_problems(entry, by_slug.get, problems)
+
+
+def gender_problems(entry: Entry, slugged: Callable[[str], Entry | None], problems: Problems) -> None:
+    """`check_gender_families` of one entry (`slugged`: the last entry with a slug)."""
+    if entry.genderNote:
+        return
+    for slug in entry.related:
+        other = slugged(slug)
+        if other is not None and other.gender != entry.gender and not other.genderNote:
+            problems.add(entry.path, entry.line_of("gender"), f"gender '{entry.gender}' differs from the related "
+                         f"entry '{slug}' ({other.gender})", "make the word family agree, or say in genderNote "
+                         "why this name is used differently")
+            break
 
 
 def check_entry_alone(entry: Entry, problems: Problems) -> None:
@@ -269,12 +297,21 @@ def check_variants(entries: list[Entry], problems: Problems) -> None:
     """A variant of one entry must never be another entry's title; siblings go into `related`."""
     keys = [entry.name_keys or name_keys(entry) for entry in entries]
     titles = {key[0]: entry for entry, key in zip(entries, keys)}
-    for entry, key in zip(entries, keys):
-        for i, variant in enumerate(entry.variants):
-            other = titles.get(key[i + 1])
-            if other is not None and other is not entry:
-                problems.add(entry.path, entry.line_of(f"variants[{i}]"), f"variant '{variant}' is the title of "
-                             f"another entry ({other.path})", f"remove it from variants and add '{other.slug}' to related")
+    shared = titles.keys() & {variant for key in keys for variant in key[1:]}  # most entries have none of them
+    if shared:
+        for entry, key in zip(entries, keys):
+            if not shared.isdisjoint(key[1:]):
+                variant_problems(entry, key, titles.get, problems)
+
+
+def variant_problems(entry: Entry, key: tuple[str, ...], titled: Callable[[str], Entry | None],
+                     problems: Problems) -> None:
+    """`check_variants` of one entry (`key`: its `name_keys`; `titled`: the last entry with a title key)."""
+    for i, variant in enumerate(entry.variants):
+        other = titled(key[i + 1])
+        if other is not None and other is not entry:
+            problems.add(entry.path, entry.line_of(f"variants[{i}]"), f"variant '{variant}' is the title of "
+                         f"another entry ({other.path})", f"remove it from variants and add '{other.slug}' to related")
 
 
 _WORD_CHAR = re.compile(r"\w")
@@ -425,19 +462,24 @@ def sign_entries(entries: list[Entry]) -> None:
 def check_repeated_sentences(entries: list[Entry], problems: Problems) -> None:
     """No two entries share a sentence (examples, FAQ answers, meaning, origin, usage)."""
     hashes, owners = _all_hashes(entries, _sentences_of, "<i8")
-    values, counts = np.unique(hashes, return_counts=True)
+    values, counts = counted(hashes)
     shared, at = _among(hashes, values[counts > 1])
     if not len(at):
         return
-    _, first = np.unique(shared, return_index=True)  # `at` ascends: the first of each is its first entry's
+    order = np.argsort(shared, kind="stable")  # `at` ascends: the first of each value is its first entry's
+    first = order[_starts(shared[order])]
     first_owner = dict(zip(shared[first].tolist(), owners[at[first]].tolist()))
     for i in sorted(set(owners[at].tolist())):  # the entries with a shared sentence, in order
-        entry = entries[i]
-        for key, norm, sentence in sentence_keys(entry):
-            other = first_owner.get(_text_hash(norm), i)
-            if other != i:
-                problems.add(entry.path, entry.line_of(key), f"sentence also used in {entries[other].path}: "
-                             f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
+        sentence_problems(entries[i], lambda value, i=i: entries[first_owner.get(value, i)], problems)
+
+
+def sentence_problems(entry: Entry, first: Callable[[int], Entry], problems: Problems) -> None:
+    """`check_repeated_sentences` of one entry (`first`: the first entry with a sentence's hash)."""
+    for key, norm, sentence in sentence_keys(entry):
+        other = first(_text_hash(norm))
+        if other is not entry:
+            problems.add(entry.path, entry.line_of(key), f"sentence also used in {other.path}: "
+                         f"'{sentence.strip()[:80]}'", "write every sentence for this entry", warning=True)
 
 
 def _sentences_of(entry: Entry) -> bytes:
@@ -571,7 +613,20 @@ def phrase_counts(entries: list[Entry]) -> tuple[np.ndarray, np.ndarray, np.ndar
     """Every entry's phrase hashes one after another, the position of the entry each is of, and every phrase
     hash (sorted) with the number of entries it is in."""
     hashes, owners = _all_hashes(entries, _phrases_of)  # an entry's phrases are distinct
-    return hashes, owners, *np.unique(hashes, return_counts=True)
+    return hashes, owners, *counted(hashes)
+
+
+def counted(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(values, return_counts=True)`, without the import of numpy.ma (80 ms) that numpy 2's makes when
+    first called."""
+    ordered = np.sort(values)
+    starts = _starts(ordered)
+    return ordered[starts], np.diff(np.append(starts, len(ordered)))
+
+
+def _starts(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of an ascending array starts."""
+    return np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1]))) if len(ordered) else ordered[:0]
 
 
 def users_of(entries: list[Entry], hashes: np.ndarray, owners: np.ndarray, values: np.ndarray, counts: np.ndarray,
