@@ -37,7 +37,7 @@ import numpy as np
 
 from petgen.search.index import title_order, words_each
 from petgen.search.packfile import write_pack
-from petgen.search.query import PREFIX_FANOUT, SHORT_PREFIX, confidence
+from petgen.search.scoring import PREFIX_FANOUT, SHORT_PREFIX, confidence
 from petgen.search.stored import DENSE_SHARE, HEAD, KINDS, PACK_FORMAT
 
 # The arrays of the pack file that `pack` takes from its `tables`, in the file's order (between them: `order` first,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from petgen.search.pack import Postings, shapes, starts, strings, term_postings
-from petgen.search.query import SHORT_PREFIX
+from petgen.search.scoring import SHORT_PREFIX
 from petgen.search.stored import KINDS
 
 Edit = tuple[int, int, list[str]]  # items lo:hi of a table replaced by these strings

@@ -49,8 +49,8 @@ from petgen.search.pack import (
     tables_of,
     title_arrays,
 )
-from petgen.search.query import SHORT_PREFIX
 from petgen.search.repack import Tables
+from petgen.search.scoring import SHORT_PREFIX
 from petgen.search.stored import KINDS
 
 STATE_VERSION = 4
