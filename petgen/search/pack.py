@@ -73,26 +73,6 @@ class Postings:
     def postings(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         return self.docs[self.start[i]:self.start[i + 1]], self.weights[self.start[i]:self.start[i + 1]]
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        """Pickled with its terms joined (`joined`; a search state holds some 85,000 at 10,000 entries)."""
-        return _postings, (joined(self.terms, "\n"), self.start, self.docs, self.weights)
-
-
-def _postings(terms: str | list[str], start: np.ndarray, docs: np.ndarray, weights: np.ndarray) -> Postings:
-    return Postings(split(terms, "\n"), start, docs, weights)
-
-
-def joined(strings: list[str], separator: str) -> str | list[str]:
-    """`strings` as one string (for a pickle: tens of thousands of small strings take five times as long to
-    unpickle as their text), if `separator` is in none of them (else as they are); `split` undoes it."""
-    text = separator.join(strings)
-    return text if strings and text.count(separator) == len(strings) - 1 else strings
-
-
-def split(value: str | list[str], separator: str) -> list[str]:
-    """The strings that `joined` made `value` of."""
-    return value.split(separator) if isinstance(value, str) else value
-
 
 def pack_index(index: dict[str, Any]) -> bytes:
     """The pack file of an index from `petgen.search.index.build_index`."""

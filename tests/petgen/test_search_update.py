@@ -162,16 +162,3 @@ def test_patched_tables_are_the_tables_made_anew(seed: int) -> None:
         assert list(tables) == list(fresh)
         for name, array in fresh.items():
             assert tables[name].dtype == array.dtype and tables[name].tolist() == array.tolist(), name
-
-
-@pytest.mark.parametrize("odd", ["", "mit \0 darin"])
-def test_a_state_unpickles_as_it_was(odd: str) -> None:
-    """Its strings are pickled joined (`joined`), unless a separator is in one of them."""
-    rng = random.Random(3)
-    docs = [document(rng, f"d{i}", f"{rng.choice(WORDS)} {i}") for i in range(30)]
-    docs[4].meaning += odd
-    for state in (update.build(docs, encode), update.build([], encode), update.build(docs[:1], encode)):
-        again = pickle.loads(pickle.dumps(state))
-        assert again.docs == state.docs and again.known == state.known and again.completions == state.completions
-        assert all(again.kinds[kind].terms == state.kinds[kind].terms for kind in update.KINDS)
-        assert again.pack() == state.pack()
