@@ -148,7 +148,7 @@ def save_state(path: Path | None, state: update.IndexState) -> None:
 def _emit_index(docs: Sequence[Document], found: list[bytes], writer: DistWriter, path: Path | None,
                 state: update.IndexState | None) -> None:
     from petgen.search import update
-    from petgen.search.query import SCORING
+    from petgen.search.scoring import SCORING
     from petgen.search.stored import ENGINE_ROUTE
 
     made = updated_state(path, docs, found) if state is None else None

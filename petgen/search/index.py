@@ -185,7 +185,7 @@ def build_index(documents: list[Document]) -> dict[str, Any]:
 
 def is_known(word: str, weights: Iterable[float]) -> bool:
     """Whether a word is a known part of compounds: three letters or more, in a title, variant or keyword."""
-    return len(word) >= 3 and any(weight > WEIGHTS["meaning"] for weight in weights)
+    return len(word) >= 3 and max(weights, default=0.0) > WEIGHTS["meaning"]
 
 
 def doc_stems(seen: dict[str, float]) -> dict[str, float]:

@@ -37,8 +37,15 @@ import numpy as np
 
 from petgen.search.index import title_order, words_each
 from petgen.search.packfile import write_pack
-from petgen.search.query import PREFIX_FANOUT, SHORT_PREFIX, confidence
+from petgen.search.scoring import PREFIX_FANOUT, SHORT_PREFIX, confidence
 from petgen.search.stored import DENSE_SHARE, HEAD, KINDS, PACK_FORMAT
+
+# The arrays of the pack file that `pack` takes from its `tables`, in the file's order (between them: `order` first,
+# then the postings' arrays after TERM_TABLE, the titles' at the end).
+DOC_TABLE = ("doc_text", "doc_offsets")
+TERM_TABLE = ("term_text", "term_offsets", "term_hash", "term_by_hash", "term_chars", "term_posting")
+WORD_TABLES = ("vocabulary", "prefix_text", "prefix_offsets", "prefix_hash", "prefix_by_hash", "prefix_start",
+               "prefix_items", "shape_key", "shape_start", "shape_items", "shape_text", "shape_text_start")
 
 
 @dataclass
@@ -73,34 +80,57 @@ def pack_index(index: dict[str, Any]) -> bytes:
 
 
 def pack(docs: list[list[str]], kinds: dict[str, Postings], order_of: list[int] | None = None,
-         completions: dict[str, list[str]] | None = None, titles: dict[str, np.ndarray] | None = None) -> bytes:
+         completions: dict[str, list[str]] | None = None, titles: dict[str, np.ndarray] | None = None,
+         tables: dict[str, np.ndarray] | None = None) -> bytes:
     """The pack file of documents `docs` and their postings by kind; `order_of` (their `title_order`),
-    `completions` (`prefix_completions` of the words) and `titles` (`title_arrays` of `docs`) if known."""
+    `completions` (`prefix_completions` of the words), `titles` (`title_arrays` of `docs`) and `tables` (the
+    documents' string table and `term_arrays`, as petgen/search/repack.py keeps them) if known."""
     n = len(docs)
     order = np.asarray(order_of if order_of is not None else title_order(docs), dtype=np.int64)
-    terms = sorted(set().union(*(kinds[kind].terms for kind in KINDS)))
-    term_id = {term: i for i, term in enumerate(terms)}
+    if tables is None:
+        tables = tables_of(docs, kinds, completions)
     arrays: dict[str, np.ndarray] = {"order": order}
-    arrays.update(strings("doc", [field for doc in docs for field in doc]))
-    arrays.update(strings("term", terms, hashed=True))
-    arrays["term_chars"] = np.fromiter(map(len, terms), dtype=np.int32, count=len(terms))
-    ids = {kind: np.fromiter(map(term_id.__getitem__, kinds[kind].terms), dtype=np.int64, count=len(kinds[kind].terms))
-           for kind in KINDS}
-    term_posting = np.full((len(KINDS), len(terms)), -1, dtype=np.int32)
-    first = 0
-    for k, kind in enumerate(KINDS):
-        term_posting[k, ids[kind]] = np.arange(first, first + len(ids[kind]), dtype=np.int32)
-        first += len(ids[kind])
-    arrays["term_posting"] = term_posting.ravel()
+    arrays.update({name: tables[name] for name in DOC_TABLE + TERM_TABLE})
     lengths = np.concatenate([np.diff(kinds[kind].start) for kind in KINDS])
     arrays.update(postings_arrays(lengths, np.concatenate([kinds[kind].docs for kind in KINDS]),
                                   np.concatenate([kinds[kind].weights for kind in KINDS]), order))
+    arrays.update({name: tables[name] for name in WORD_TABLES})
+    arrays.update(titles if titles is not None else title_arrays(docs))
+    return write_pack(arrays, {"format": PACK_FORMAT, "documents": n})
+
+
+def tables_of(docs: list[list[str]], kinds: dict[str, Postings],
+              completions: dict[str, list[str]] | None = None) -> dict[str, np.ndarray]:
+    """`pack`'s tables: the documents' strings (`DOC_TABLE`) and `term_arrays`."""
+    return {**strings("doc", [field for doc in docs for field in doc]), **term_arrays(kinds, completions)}
+
+
+def term_arrays(kinds: dict[str, Postings], completions: dict[str, list[str]] | None = None) -> dict[str, np.ndarray]:
+    """The arrays of the terms (`TERM_TABLE`), of the words (`WORD_TABLES`) and each kind's terms' numbers
+    (`ids_<kind>`, ascending: not in the pack file)."""
+    terms = sorted(set().union(*(kinds[kind].terms for kind in KINDS)))
+    term_id = {term: i for i, term in enumerate(terms)}
+    arrays = strings("term", terms, hashed=True)
+    arrays["term_chars"] = np.fromiter(map(len, terms), dtype=np.int32, count=len(terms))
+    ids = {kind: np.fromiter(map(term_id.__getitem__, kinds[kind].terms), dtype=np.int64, count=len(kinds[kind].terms))
+           for kind in KINDS}
+    arrays["term_posting"] = term_postings(ids, len(terms))
     words = kinds["words"].terms  # sorted
     arrays["vocabulary"] = ids["words"].astype(np.int32)
     arrays.update(prefix_arrays(completions if completions is not None else prefix_completions(words), term_id))
     arrays.update(shapes("shape", words, arrays["vocabulary"]))
-    arrays.update(titles if titles is not None else title_arrays(docs))
-    return write_pack(arrays, {"format": PACK_FORMAT, "documents": n})
+    arrays.update({f"ids_{kind}": ids[kind] for kind in KINDS})
+    return arrays
+
+
+def term_postings(ids: dict[str, np.ndarray], count: int) -> np.ndarray:
+    """`term_posting` of `count` terms, each kind's (`ids`) numbered by their place in it."""
+    term_posting = np.full((len(KINDS), count), -1, dtype=np.int32)
+    first = 0
+    for k, kind in enumerate(KINDS):
+        term_posting[k, ids[kind]] = np.arange(first, first + len(ids[kind]), dtype=np.int32)
+        first += len(ids[kind])
+    return term_posting.ravel()
 
 
 def strings(name: str, values: Sequence[str], *, hashed: bool = False) -> dict[str, np.ndarray]:

@@ -42,6 +42,15 @@ from rapidfuzz.process import extract
 from petgen.search import index as analyzer
 from petgen.search.index import QUALITY, stems, words
 from petgen.search.packfile import Pack
+from petgen.search.scoring import (
+    FUZZY_MATCHES,
+    PREFIX_BASE,
+    PREFIX_COVERAGE,
+    PREFIX_FANOUT,
+    PREFIX_SCAN,
+    QUERY_COMPLETIONS,
+    SHORT_PREFIX,
+)
 from petgen.search.sets import count, positive, union
 from petgen.search.stored import (
     FILTER_VALUES_KEPT,
@@ -59,24 +68,13 @@ from petgen.search.stored import (
 )
 from petgen.search.topk import SCORE_DIGITS, Group, Source, TopK
 
-FIELD_CONFIDENCE = ((1.0, 0.45), (3.0, 0.8), (5.0, 0.9), (8.0, 1.0))  # index weight -> confidence
 MATCH = QUALITY  # whole word, stem, compound part, one and two typos (prefix: below)
-PREFIX_BASE, PREFIX_COVERAGE = 0.5, 0.4  # prefix: 0.5 + 0.4 × typed share of the completed word
 ALTERNATIVE_STEP = 0.02  # in a word group, each later alternative counts 2 % less than the one before
-PREFIX_FANOUT = 32  # a prefix completes to at most this many indexed words (the shortest first)
-SHORT_PREFIX = 3  # prefixes up to this length have their completions precomputed
-PREFIX_SCAN = 512  # a longer prefix looks at no more than this many words in alphabetical order
-QUERY_COMPLETIONS = 4 * PREFIX_FANOUT  # the completions of all of a query's words together, at most (`prefix_share`)
 FUZZY_SCAN = 3000  # typo candidates compared per query word, at most
-FUZZY_MATCHES = 16  # typo matches kept per query word, the nearest first
 NEAR_FILTER = 64  # typo candidates of one length are filtered by their characters when there are more than this
 SUGGESTIONS = 5  # "did you mean" titles, at most
 SHORT_LISTS = 64  # a word group whose lists hold fewer postings than this on average is merged by one sort
 
-# The ranking constants the page's search script (petgen/emit/templates/search.js) reads from /search/index.json.
-SCORING = {"field_confidence": [list(point) for point in FIELD_CONFIDENCE], "prefix": [PREFIX_BASE, PREFIX_COVERAGE],
-           "prefix_fanout": PREFIX_FANOUT, "query_completions": QUERY_COMPLETIONS, "short_prefix": SHORT_PREFIX, "prefix_scan": PREFIX_SCAN, "typo_matches": FUZZY_MATCHES,
-           "score_digits": SCORE_DIGITS}
 
 
 def prefix_share(words: int) -> int:
@@ -88,12 +86,6 @@ def prefix_share(words: int) -> int:
 def prefix_words(groups: list[list[str]]) -> int:
     """How many words of some word groups a query expands as prefixes (those of two letters or more)."""
     return sum(1 for group in groups for word in group if len(word) >= 2)
-
-
-def confidence(weights: Any) -> np.ndarray:
-    """Field confidences for index weights (8, 5, 3, 1 → 1.0, 0.9, 0.8, 0.45)."""
-    xs, ys = zip(*FIELD_CONFIDENCE)
-    return np.interp(np.asarray(weights, dtype=np.float64), xs, ys)
 
 
 @dataclass

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain, compress, groupby, pairwise
 from operator import itemgetter
 from typing import Any
@@ -40,11 +40,20 @@ from petgen.search.index import (
     stems_each,
     title_order,
 )
-from petgen.search.pack import Postings, distinct_sorted, pack, prefix_completions, shortest, title_arrays
-from petgen.search.query import SHORT_PREFIX
+from petgen.search.pack import (
+    Postings,
+    distinct_sorted,
+    pack,
+    prefix_completions,
+    shortest,
+    tables_of,
+    title_arrays,
+)
+from petgen.search.repack import Tables
+from petgen.search.scoring import SHORT_PREFIX
 from petgen.search.stored import KINDS
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 MOST_CHANGED = 0.05  # an update of more than this share of the documents builds the index anew instead
 Encode = Callable[[Any], bytes]
 Lists = tuple[list[int], list[float]]  # one term's documents and weights, while they change
@@ -69,10 +78,14 @@ class IndexState:
     completions: dict[str, list[str]]  # `prefix_completions` of the words
     titles: dict[str, np.ndarray]  # `title_arrays` of the documents
     version: int = STATE_VERSION
+    tables: Tables = field(default_factory=Tables)  # of the last `pack` (petgen/search/repack.py)
 
     def pack(self) -> bytes:
-        """The pack file of this index (`petgen.search.pack.pack`)."""
-        return pack(self.docs, self.kinds, self.order, self.completions, self.titles)
+        """The pack file of this index (`petgen.search.pack.pack`), its tables patched from the last one's."""
+        tables = self.tables.current(self.docs, self.kinds, self.completions)
+        if tables is None:
+            tables = self.tables.arrays = tables_of(self.docs, self.kinds, self.completions)
+        return pack(self.docs, self.kinds, self.order, self.completions, self.titles, tables)
 
 
 def build(documents: list[Document], encode: Encode, digests: list[bytes] | None = None) -> IndexState:
@@ -241,10 +254,12 @@ def update(state: IndexState, documents: list[Document], digests: list[bytes], e
         state.docs[d] = [documents[d].slug, documents[d].title, documents[d].meaning, documents[d].url]
         state.words[d] = orjson.dumps(new_words[d])
         state.digests[d] = digests[d]
-    vocabulary = state.kinds["words"].terms
-    toggled = [word for word, (docs, _) in lists["words"].items() if bool(docs) != _has(vocabulary, word)]
+    toggled = {kind: [term for term, (docs, _) in lists[kind].items()
+                      if bool(docs) != _has(state.kinds[kind].terms, term)]
+               for kind in KINDS}  # the terms added to a kind or removed from it
+    state.tables.changed(changed, set(chain.from_iterable(toggled.values())))
     state.kinds = {kind: _splice(state.kinds[kind], lists[kind]) for kind in KINDS}
-    _complete(state.completions, state.kinds["words"].terms, toggled)
+    _complete(state.completions, state.kinds["words"].terms, toggled["words"])
     order = np.asarray(state.order, dtype=np.int64)
     for key in sorted({shard_key(term) for found in lists.values() for term in found}):
         shard_of = {kind: _renumbered(state.kinds[kind], key, order) for kind in KINDS}

@@ -13,6 +13,7 @@ import petgen.search.query as engine
 from petgen.content.text import collation_key
 from petgen.search import topk
 from petgen.search.index import QUALITY, analyze, stems, words
+from petgen.search.scoring import confidence
 from petgen.search.stored import KINDS
 
 Ranked = list[tuple[int, float]]  # (document, score rounded as a hit shows it)
@@ -21,7 +22,7 @@ Ranked = list[tuple[int, float]]  # (document, score rounded as a hit shows it)
 class Reference:
     def __init__(self, index: dict[str, Any]) -> None:
         self.docs = index["docs"]
-        self.kinds = {kind: {term: dict(zip(docs, engine.confidence(weights).tolist()))
+        self.kinds = {kind: {term: dict(zip(docs, confidence(weights).tolist()))
                              for term, (docs, weights) in index[kind].items()} for kind in KINDS}
         self.vocabulary = sorted(self.kinds["words"])
         n = len(self.docs)

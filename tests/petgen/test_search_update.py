@@ -5,14 +5,16 @@ from __future__ import annotations
 import pickle
 import random
 
+import numpy as np
 import orjson
 import pytest
 
 from petgen.contract.resources import encode
 from petgen.search import update
 from petgen.search.index import Document, build_index, is_known, shard_key, title_order
-from petgen.search.pack import Postings, pack, prefix_completions
+from petgen.search.pack import Postings, pack, prefix_completions, tables_of
 from petgen.search.query import PREFIX_FANOUT, SHORT_PREFIX
+from petgen.search.repack import patched
 
 WORDS = ["Maus", "Bärchen", "Zucker", "Zuckermaus", "Schnecke", "Herz", "Herzblatt", "Kuschel", "Kuschelbär",
          "Honig", "Honigbiene", "Stern", "Sternchen", "klein", "süß", "treu", "Liebling", "Schatz", "Mausebär",
@@ -127,3 +129,36 @@ def test_prefix_completions_are_each_prefix_s_shortest_words() -> None:
     found = prefix_completions(vocabulary)
     assert list(found.items()) == list(expected.items())
     assert any(len(words) == PREFIX_FANOUT for words in found.values()) and "ab" in found["ab"]
+
+
+def flat_terms(terms: set[str]) -> Postings:
+    """Postings of `terms` without documents: the tables read only the terms."""
+    return Postings(sorted(terms), np.zeros(len(terms) + 1, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                    np.zeros(0, dtype=np.float64))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_patched_tables_are_the_tables_made_anew(seed: int) -> None:
+    """Terms added to and removed from each kind, sometimes from stems or parts alone (the words' tables are then
+    renumbered, not made anew), a term moving between kinds, documents whose fields change."""
+    rng = random.Random(seed)
+    universe = sorted({w.lower()[:size] for w in WORDS for size in range(2, len(w) + 1)} | {"ä", "zz", "über"})
+    kinds = {kind: set(rng.sample(universe, 40)) for kind in update.KINDS}
+    docs = [[f"d{i}", f"Titel {i}", rng.choice(WORDS), f"u{i}"] for i in range(30)]
+    tables = tables_of(docs, {kind: flat_terms(terms) for kind, terms in kinds.items()})
+    for _ in range(12):
+        before = {kind: set(terms) for kind, terms in kinds.items()}
+        for kind in rng.sample(update.KINDS, rng.randint(1, 3)):
+            for term in rng.sample(universe, rng.randint(1, 4)):
+                kinds[kind].symmetric_difference_update({term})
+        changed = sorted(rng.sample(range(len(docs)), rng.randint(0, 3)))
+        for d in changed:
+            docs[d][2] = " ".join(rng.sample(WORDS, 2))
+        toggled = sorted(set().union(*(before[kind] ^ kinds[kind] for kind in update.KINDS)) | {universe[seed]})
+        flat = {kind: flat_terms(terms) for kind, terms in kinds.items()}
+        completions = prefix_completions(flat["words"].terms)
+        tables = patched(tables, docs, changed, flat, completions, toggled)
+        fresh = tables_of(docs, flat, completions)
+        assert list(tables) == list(fresh)
+        for name, array in fresh.items():
+            assert tables[name].dtype == array.dtype and tables[name].tolist() == array.tolist(), name

@@ -204,7 +204,7 @@ def test_the_search_script_reads_the_static_index_of_the_same_build(real_dist: P
     assert 'fetch("/search/index.json")' in script and "/api/search?" in script
     index = orjson.loads((real_dist / "search" / "index.json").read_bytes())
     assert set(index["quality"]) >= {"exact", "stem", "prefix", "compound", "typo1", "typo2"}  # the script reads these
-    from petgen.search.query import SCORING
+    from petgen.search.scoring import SCORING
 
     assert index["scoring"] == SCORING and all(f"scoring.{name}" in script for name in SCORING)  # one source
     stopwords = re.search(r'new Set\(\("(.*?)"\)\.split', script.replace('" +\n    "', ""), re.DOTALL)
