@@ -25,8 +25,8 @@ turns the spare into the new build and swaps the two again, so it touches only w
    `TreeWriter`, which writes a file only if the tree does not hold those bytes already, and deletes what
    the new build no longer has; `llms-full.txt` is cut from the live tree's where its entries are
    unchanged (petgen/emit/llms.py). The search index, when it has to be made, is updated from the one kept in
-   the cache. A forked child writes it and the JSON API while the build process runs the checks across entries
-   and writes the rest (`Edit` in petgen/build/pipeline.py).
+   the cache. A forked child writes it while the build process runs the checks across entries and writes the
+   rest (`Edit` in petgen/build/pipeline.py).
 4. The finished tree is exchanged with `dist/` in one system call (renameat2 RENAME_EXCHANGE); the old
    live tree becomes the spare.
 
