@@ -112,6 +112,14 @@ def content(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def bundled(tmp_path: Path) -> Path:
+    """A copy of the repository's own content (content/), to edit."""
+    content = tmp_path / "content"
+    shutil.copytree(REPO / "content", content)
+    return content
+
+
+@pytest.fixture
 def dist(content: Path, tmp_path: Path) -> Path:
     build(content, tmp_path / "dist", base_url=BASE_URL)
     return tmp_path / "dist"

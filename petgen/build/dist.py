@@ -36,6 +36,20 @@ GONE = "\0gone"  # an edit of the routes' parts that removes one (petgen/build/r
 RULES_APART = 5000  # from this many routes, `write_manifest` has idle workers render `_redirects` and `_headers`
 
 
+def edited_runs(old: Any, edits: list[tuple[int, int, str]], new: Callable[[str], Any]) -> list[Any]:
+    """`old` (a sequence with an item per route of the last build) cut at the `edits` (in order: where, how many
+    items it replaces, its route) with `new(route)` put in (nothing for GONE): the runs, to be joined."""
+    runs = []
+    at = 0
+    for where, replace, route in edits:
+        runs.append(old[at:where])
+        at = where + replace
+        if route is not GONE:
+            runs.append(new(route))
+    runs.append(old[at:])
+    return runs
+
+
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
 

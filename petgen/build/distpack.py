@@ -25,7 +25,7 @@ import numpy as np
 import orjson
 from xxhash import xxh3_64_intdigest
 
-from petgen.build.dist import GONE, MANIFEST
+from petgen.build.dist import GONE, MANIFEST, edited_runs
 from petgen.content.model import EVERY_REGION, FILTER_FACETS, SUPRAREGIONAL
 from petgen.contract.resources import LIST_FILTERS
 from petgen.search.packfile import Pack, write_pack
@@ -127,7 +127,8 @@ def patch_route_pack(old: Pack, edits: list[tuple[int, int, str]], routes: dict[
                          ("etags", [info["etag"] for info in infos])):
         arrays[name], arrays[f"{name}_offsets"] = _edited_table(old[name], old[f"{name}_offsets"], edits, values)
     type_of = np.array([type_index[info["type"]] for info in infos], dtype=np.uint8)
-    runs = _edited_runs(old["type_of"], edits, [type_of[n:n + 1] for n in range(len(made))])
+    slices = iter([type_of[n:n + 1] for n in range(len(made))])  # in the order of `made`: that of the edits
+    runs = edited_runs(old["type_of"], edits, lambda _route: next(slices))
     arrays["type_of"] = np.concatenate(runs)
     if len(arrays["type_of"]) != len(routes) or not np.bincount(arrays["type_of"], minlength=len(types)).all():
         return None
@@ -174,18 +175,6 @@ def _numbered(edits: list[tuple[int, int, str]], count: int) -> tuple[dict[str, 
                 offset -= 1
                 shift[where + 1] -= 1
     return made, np.arange(count + 1) + np.cumsum(shift), kept
-
-
-def _edited_runs(old: Any, edits: list[tuple[int, int, str]], new: list[Any]) -> list[Any]:
-    """`old`'s runs of items between the edits, and the `new` items the edits make, in order."""
-    runs, at, made = [], 0, iter(new)
-    for where, replace, route in edits:
-        runs.append(old[at:where])
-        at = where + replace
-        if route is not GONE:
-            runs.append(next(made))
-    runs.append(old[at:])
-    return runs
 
 
 def _edited_table(blob: np.ndarray, offsets: np.ndarray, edits: list[tuple[int, int, str]],

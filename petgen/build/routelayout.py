@@ -26,7 +26,17 @@ from operator import ne
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from petgen.build.dist import GONE, Routes, Unit, content_hash, header_blocks, header_texts, headers_head, read_file
+from petgen.build.dist import (
+    GONE,
+    Routes,
+    Unit,
+    content_hash,
+    edited_runs,
+    header_blocks,
+    header_texts,
+    headers_head,
+    read_file,
+)
 from petgen.emit.redirects import FileRule, Split, file_rule, precomputed_rule, redirects_frame, split_routes
 
 Segments = tuple[str, int, bytes]  # a file's content hash, where its routes' parts begin, each part's length (int64)
@@ -103,7 +113,7 @@ class Layout:
         rules.update((route, None) for route in texts.keys() - rules.keys())
         head = self._head(old_redirects, by_path, routes, last, rule) if by_path else None
         edits = sorted(set(edits))
-        new_order = list(chain.from_iterable(_edited(order, edits, lambda route: [route])))
+        new_order = list(chain.from_iterable(edited_runs(order, edits, lambda route: [route])))
         headers, header_lengths = _patched(old_headers, self.headers, edits, texts, None)
         redirects, rule_lengths = _patched(old_redirects, self.redirects, edits, rules, head)
         layout = Layout(new_order, self.queries, origin, signed, ("", self.headers[1], header_lengths),
@@ -217,20 +227,6 @@ def _lengths(parts: list[str | None]) -> bytes:
     return array("q", [len(part.encode()) + 1 if part else 0 for part in parts]).tobytes()
 
 
-def _edited(old: Any, edits: list[tuple[int, int, str]], new: Callable[[str], Any]) -> Any:
-    """`old` (a sequence with an item per route of the last build) with the `edits` (in order) made: `new(route)`
-    inserted before an item, or put in its place (nothing for GONE)."""
-    runs = []
-    at = 0
-    for where, replace, route in edits:
-        runs.append(old[at:where])
-        at = where + replace
-        if route is not GONE:
-            runs.append(new(route))
-    runs.append(old[at:])
-    return runs
-
-
 def _patched(old: bytes, segments: Segments, edits: list[tuple[int, int, str]], parts: dict[str, str | None],
              head: bytes | None) -> tuple[bytes, bytes]:
     """`old`, a file of the last build, with the `edits` made to the routes' parts (their new parts in `parts`) and
@@ -248,5 +244,5 @@ def _patched(old: bytes, segments: Segments, edits: list[tuple[int, int, str]], 
         if route is not GONE:
             pieces.append(new[route])
     pieces.append(old[at:])
-    sizes = _edited(lengths, edits, lambda route: array("q", [len(new[route])]))
+    sizes = edited_runs(lengths, edits, lambda route: array("q", [len(new[route])]))
     return b"".join(pieces), b"".join(size.tobytes() for size in sizes)

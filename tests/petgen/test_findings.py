@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import random
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ import pytest
 from petgen.content import findings
 from petgen.content.kb import load_knowledge_base
 from petgen.content.problems import ContentError, Problem
-from tests.conftest import REPO, entry_text
+from tests.conftest import entry_text
 from tests.petgen.test_incremental import RELATED
 
 
@@ -89,13 +88,6 @@ class Breaker:
         else:
             self.put(slug, text, "meaning", '"Neu gesagt: ' + self.field(text, "meaning").strip('"') + '"')
         return f"{kind} {slug} {other}"
-
-
-@pytest.fixture
-def bundled(tmp_path: Path) -> Path:
-    content = tmp_path / "content"
-    shutil.copytree(REPO / "content", content)
-    return content
 
 
 @pytest.mark.parametrize(("seed", "keep"), [(1, findings.KEEP_STATE), (2, findings.KEEP_STATE), (3, 2)])

@@ -42,7 +42,7 @@ from petgen.emit.listindex import ListIndex
 from petgen.emit.site import PageRenderer
 from petgen.emit.templating import environment as template
 from runtime.builds.files import BuildDir
-from tests.conftest import BASE_URL, REPO, entry_text
+from tests.conftest import BASE_URL, entry_text
 
 RELATED = re.compile(r"^related: \[(.*)\]$", re.MULTILINE)
 
@@ -134,13 +134,6 @@ class Editor:
             (self.names / f"{slug}.md").unlink()
             self.relink(slug, None)
         return f"{kind} {slug}"
-
-
-@pytest.fixture
-def bundled(tmp_path: Path) -> Path:
-    content = tmp_path / "content"
-    shutil.copytree(REPO / "content", content)
-    return content
 
 
 @pytest.mark.parametrize("seed,cores,slow_child", [(1, None, False), (2, None, False), (3, 1, False), (4, None, True)])
