@@ -15,13 +15,14 @@ so every error message and line stays as before: this is only a shortcut for tex
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from sys import intern
 from typing import Any
 
 # What starts something other than plain text in YAML (an indicator), as the first character of a value.
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _FLOW_SPECIAL = re.compile(r"[\[\]{}#:`]")  # inside a flow list: only plain items separated by commas
-_NOT_FIRST = _INDICATORS | {" ", ""}  # what a plain value must not start with (or be)
+_NOT_FIRST = _INDICATORS | {" "}  # what a plain value must not start with
 
 
 MEMO_SIZE = 4096  # values (and keys) `PlainReader` remembers whether YAML reads as text (then it starts again)
@@ -37,10 +38,11 @@ class PlainReader:
 
     def __init__(self, resolvers: dict[Any, list]) -> None:
         anywhere = [pattern for _, pattern in resolvers.get(None, [])]
-        self.patterns: dict[str, tuple[re.Pattern[str], ...]] = {
-            first: tuple([pattern for _, pattern in found] + anywhere)
+        # For each first character, its resolvers' patterns as one (a match of one is a match of any: one call)
+        self.patterns: dict[str, re.Pattern[str] | None] = {
+            first: _either([pattern for _, pattern in found] + anywhere)
             for first, found in resolvers.items() if first is not None}
-        self.anywhere = tuple(anywhere)
+        self.anywhere = _either(anywhere)
         self.firsts = frozenset(self.patterns)  # the first characters a resolver is tried for (and `anywhere`)
         self.known: dict[str, bool] = {}  # short values seen, and whether one resolves: keys and slugs recur
         # Keys seen that are plain text (interned), and the names of their items in the line map (`key[0]`, …):
@@ -160,15 +162,17 @@ class PlainReader:
         joined = "\n".join(values)
         if ": " in joined or " #" in joined or " \n" in joined or ":\n" in joined or joined.endswith((" ", ":")):
             raise _NotPlain
-        firsts = {value[:1] for value in values}
+        if not all(values):  # an empty value is null
+            raise _NotPlain
+        firsts = set(map(itemgetter(0), values))
         if not firsts.isdisjoint(_NOT_FIRST):
             raise _NotPlain
-        if self.anywhere:
+        if self.anywhere is not None:
             if any(map(self._resolves, values)):
                 raise _NotPlain
         elif not firsts.isdisjoint(self.firsts):  # only values starting with one of these can resolve
-            resolves, tried = self._resolves, firsts & self.firsts
-            if any(resolves(value) for value in values if value[:1] in tried):
+            tried = firsts & self.firsts
+            if any(map(self._resolves, [value for value in values if value[0] in tried])):
                 raise _NotPlain
 
     def _key(self, key: str) -> str:
@@ -196,17 +200,33 @@ class PlainReader:
 
     def _resolves(self, value: str) -> bool:
         """Whether YAML would read this plain value as something other than text (as `Resolver.resolve`)."""
-        patterns = self.patterns.get(value[:1], self.anywhere)
-        if not patterns:  # the common case: no resolver for this first character
+        pattern = self.patterns.get(value[:1], self.anywhere)
+        if pattern is None:  # the common case: no resolver for this first character
             return False
         found = self.known.get(value)
         if found is None:
-            found = any(pattern.match(value) for pattern in patterns)
+            found = pattern.match(value) is not None
             if len(value) <= 40:
                 if len(self.known) >= MEMO_SIZE:
                     self.known.clear()
                 self.known[value] = found
         return found
+
+
+def _either(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """One pattern that matches where any of `patterns` (a resolver's: without backreferences or global inline
+    flags) matches, each with its flags (a verbose one's comment ends at the line break put after it); None if
+    there are none."""
+    if len(patterns) < 2:
+        return patterns[0] if patterns else None
+    scoped = []
+    for pattern in patterns:
+        letters = "".join(letter for flag, letter in _SCOPED_FLAGS if pattern.flags & flag)
+        scoped.append(f"(?{letters}:{pattern.pattern}{chr(10) if pattern.flags & re.VERBOSE else ''})")
+    return re.compile("|".join(scoped))
+
+
+_SCOPED_FLAGS = ((re.ASCII, "a"), (re.IGNORECASE, "i"), (re.MULTILINE, "m"), (re.DOTALL, "s"), (re.VERBOSE, "x"))
 
 
 def _quoted(value: str) -> str:

@@ -39,7 +39,7 @@ from petgen.content.model import (
 from petgen.content.phrases import repeated
 from petgen.content.problems import ContentError, Problem, Problems
 from petgen.content.text import collation_key
-from petgen.content.validate import check_entry_alone, sign_entries, validate
+from petgen.content.validate import check_entry_alone, entry_words, sign_entries, validate
 from petgen.search.index import document_terms
 
 Progress = Callable[[int], None]  # called with the number of entries just done
@@ -156,9 +156,10 @@ def _parse_source(path: str, raw: bytes) -> tuple[Entry | None, list[Problem]]:
     entry, problems = parse_entry(path, text)
     if entry is not None:
         collected = Problems(problems)
-        check_entry_alone(entry, collected)
+        found = entry_words(entry)  # the words of the names, examples and search fields, found in one pass
+        check_entry_alone(entry, collected, found)
         problems = collected.items
-        entry.terms = document_terms(entry.search_fields())  # in the workers, and kept in the cache
+        entry.terms = document_terms(entry.search_fields(), found)  # in the workers, and kept in the cache
     return entry, problems
 
 

@@ -43,7 +43,7 @@ from petgen.content.phrasewords import (
 from petgen.content.problems import Problems
 from petgen.content.text import letter_runs, slugify, word_count, word_runs
 from petgen.content.vocabularies import check_aliases, check_entry, check_facets, found_nothing, vocabulary_problems
-from petgen.search.index import fold_word, words
+from petgen.search.index import fold_word, words, words_each
 
 EXAMPLES = 4
 CATEGORIES_PER_ENTRY = (1, 4)
@@ -185,13 +185,21 @@ def gender_problems(entry: Entry, slugged: Callable[[str], Entry | None], proble
             break
 
 
-def check_entry_alone(entry: Entry, problems: Problems) -> None:
+def entry_words(entry: Entry) -> list[list[str]]:
+    """The folded words (`search.index.words`) of the entry's title, variants, keywords, meaning and examples, found
+    in one pass: the search terms are made of the first four fields' (`document_terms`, in its fields' order), the
+    checks read the names' and the examples' (`check_entry_alone`)."""
+    return words_each([entry.title, *entry.variants, *entry.keywords, entry.meaning, *entry.examples])
+
+
+def check_entry_alone(entry: Entry, problems: Problems, found: list[list[str]] | None = None) -> None:
     """Rules one entry can be checked against on its own (run in the parse workers; `sign_entries` then
-    computes what the checks across entries compare)."""
+    computes what the checks across entries compare). `found`: `entry_words(entry)`, if made already."""
     path = entry.path
+    found = found if found is not None else entry_words(entry)
     names = len(entry.variants) + 1
-    folded = fold_each([entry.title, *entry.variants, *entry.examples])  # one pass for the names and examples
-    entry.name_keys = tuple(folded[:names])  # `name_keys`, compared across entries later, in `validate`
+    entry.name_keys = tuple(map(" ".join, found[:names]))  # `name_keys`, compared across entries later, in `validate`
+    examples = list(map(" ".join, found[names + len(entry.keywords) + 1:]))  # each example folded, as `fold`
     expected = slugify(entry.title)
     if entry.slug != expected:
         problems.add(path, entry.line_of("title"), f"file name '{entry.slug}.md' is not the slug of its title "
@@ -217,10 +225,10 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
         problems.add(path, entry.line_of("keywords"), "keywords have no English (ASCII-only) term",
                      "add English glosses such as 'sweetheart', 'bear', 'cuddly'", warning=True)
     for key, bounds in (("origin", ORIGIN_WORDS), ("usage", USAGE_WORDS)):
-        words = word_count(getattr(entry, key))
-        if not bounds[0] <= words <= bounds[1]:
+        count = word_count(getattr(entry, key))
+        if not bounds[0] <= count <= bounds[1]:
             heading = "Herkunft" if key == "origin" else "Verwendung"
-            problems.add(path, entry.line_of(key), f"'## {heading}' has {words} words; {bounds[0]}–{bounds[1]} expected",
+            problems.add(path, entry.line_of(key), f"'## {heading}' has {count} words; {bounds[0]}–{bounds[1]} expected",
                          warning=True)
     bad_ipa = sorted({c for c in entry.ipa if c not in IPA_CHARS})
     if bad_ipa:
@@ -228,7 +236,7 @@ def check_entry_alone(entry: Entry, problems: Problems) -> None:
         problems.add(path, entry.line_of("ipa"), f"ipa contains characters outside the IPA set: {shown}",
                      "no slashes or brackets; use IPA letters such as ɛ ə ʁ ç ː ˈ", warning=True)
     forms = name_forms(entry)
-    for i, example in enumerate(folded[names:]):
+    for i, example in enumerate(examples):
         if not any(all(word in example for word in form) for form in forms):  # `mentions`, the examples folded at once
             problems.add(path, entry.line_of(f"examples[{i}]"), f"example {i + 1} does not contain '{entry.title}' "
                          "or one of its variants", warning=True)

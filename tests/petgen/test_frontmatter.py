@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from petgen.content.frontmatter import PlainReader
+from petgen.content.frontmatter import PlainReader, _either
 from petgen.content.model import ContentLoader, parse_yaml, split_front_matter
 from petgen.content.problems import Problems
 from petgen.content.synthetic import synthetic_entry
@@ -95,3 +96,18 @@ def _split_line_by_line(text: str) -> tuple[str, str, int] | None:
 def test_front_matter_is_split_at_the_first_closing_line(lines: list[str]) -> None:
     text = "\n".join(lines)
     assert split_front_matter(text) == _split_line_by_line(text)
+
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(ALPHABET[:40] + ["e", "E", "x", "_", "b", "inf", ".nan", "<<", "yes", "null", "C"]),
+                min_size=1, max_size=6).map("".join))
+def test_a_first_characters_resolvers_are_tried_as_one_pattern(value: str) -> None:
+    """`PlainReader` tries the resolvers of a value's first character as one pattern: it matches where one of them
+    does (flags, verbose comments and all)."""
+    reader = PlainReader(ContentLoader.yaml_implicit_resolvers)
+    resolvers = ContentLoader.yaml_implicit_resolvers.get(value[:1], [])
+    assert reader._resolves(value) == any(pattern.match(value) for _, pattern in resolvers)
+    either = _either([re.compile("a b # not c", re.VERBOSE), re.compile("^C$", re.IGNORECASE)])
+    assert either is not None
+    assert (either.match(value) is not None) == bool(re.match("ab", value) or re.match("^C$", value, re.IGNORECASE))

@@ -6,8 +6,22 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from petgen.content.model import Entry
+from petgen.content.problems import Problems
 from petgen.content.text import collation_key, letter_runs, slugify, word_count, word_runs
-from petgen.content.validate import _MARK_AND_SENTENCE_END, SENTENCE_END, _cut_sentences, _norms_of, fold, fold_each
+from petgen.content.validate import (
+    _MARK_AND_SENTENCE_END,
+    SENTENCE_END,
+    _cut_sentences,
+    _norms_of,
+    check_entry_alone,
+    entry_words,
+    fold,
+    fold_each,
+    mentions,
+    name_forms,
+)
+from petgen.search.index import document_terms
 
 
 @pytest.mark.parametrize("title, slug", [
@@ -57,6 +71,26 @@ def test_word_runs_are_the_regular_expressions_words(text: str) -> None:
 def test_folding_many_texts_at_once_folds_each(texts: list[str]) -> None:
     """`fold_each` (the texts joined by a NUL between spaces, split into words at once) folds as `fold` each text."""
     assert fold_each(texts) == [fold(text) for text in texts]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.lists(PROSE, min_size=1, max_size=4), st.lists(PROSE, max_size=4), PROSE, st.lists(PROSE, max_size=5))
+@example(["Bär\x00", "Ä"], ["honey"], "Bär x", ["Bären", "ä"])
+def test_an_entrys_words_are_found_once_for_its_checks_and_its_search_terms(
+        names: list[str], keywords: list[str], meaning: str, examples: list[str]) -> None:
+    """`entry_words` (the names, keywords, meaning and examples folded in one pass) gives the checks the names' keys
+    and the examples `fold` gives, and the search the terms it finds on its own."""
+    entry = Entry(slug="x", path="x.md", title=names[0], pronunciation="x", ipa="x", meaning=meaning,
+                  variants=names[1:], categories=[], moods=[], keywords=keywords, examples=examples, related=[],
+                  faq=[], datePublished="2026-01-01", lastReviewed="2026-01-01", origin="", usage="")
+    found, problems = entry_words(entry), Problems()
+    check_entry_alone(entry, problems, found)
+    assert entry.name_keys == tuple(fold(name) for name in names)
+    forms = name_forms(entry)
+    assert [p.message for p in problems.items if p.message.startswith("example ")] == [
+        f"example {i + 1} does not contain '{entry.title}' or one of its variants"
+        for i, text in enumerate(examples) if not mentions(text, forms)]
+    assert document_terms(entry.search_fields(), found) == document_terms(entry.search_fields())
 
 
 @settings(max_examples=3000, deadline=None)
