@@ -29,6 +29,7 @@ from petgen.build.dist import (
 )
 from petgen.build.incremental import (
     BuildState,
+    Layered,
     Marshalled,
     Target,
     TreeWriter,
@@ -351,7 +352,7 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir),
             spare=state.live if state else None, spare_stamp=state.live_stamp if state else None,
-            keys=keys, routes=Marshalled({slug: entry_routes(slug, writer.routes) for slug in keys}),
+            keys=keys, routes=Layered(Marshalled({slug: entry_routes(slug, writer.routes) for slug in keys})),
             units=writer.units, sources=outputs.kb.keys, context=pages.context_key))
     return writer
 
@@ -430,10 +431,11 @@ class Edit:
             emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's part is JSON)
             ahead = dict(writer.routes)  # what `RouteParts` can make ahead (the API's query routes cannot be merged)
             emit_api(outputs.kb, writer)
-            parts, entries = RouteParts(outputs.runtime_origin), self._entry_routes(state.keys, before, writer.routes)
+            parts, entries = RouteParts(outputs.runtime_origin), self._entry_routes(state.keys, state.routes,
+                                                                                    writer.routes)
             if self.child is not None:
                 if not self.child.done():
-                    entries.blob  # noqa: B018 - the state's entry routes marshalled meanwhile
+                    entries.base.blob  # noqa: B018 - marshalled meanwhile, if they are to be stored whole again
                 # And what the files listing every route make of the routes before the API's, while the child writes.
                 while not self.child.done() and parts.add_some(ahead):
                     pass
@@ -459,11 +461,14 @@ class Edit:
             layout=Marshalled(layout.stored()) if layout is not None else None))
         return writer
 
-    def _entry_routes(self, keys: dict[str, str], before: dict[str, Routes], routes: Routes
-                      ) -> Marshalled[dict[str, Routes]]:
-        """Each entry's routes, for the next state: an unchanged entry's as they were (`before`, for `keys`)."""
-        return Marshalled({slug: before[slug] if keys.get(slug) == key else entry_routes(slug, routes)
-                           for slug, key in self.entry_keys().items()})
+    def _entry_routes(self, keys: dict[str, str], before: Layered[Routes], routes: Routes) -> Layered[Routes]:
+        """Each entry's routes, for the next state: the last build's (`before`, of the entries with `keys`), with those
+        of the entries whose key changed made again and those of the entries gone removed."""
+        now = self.entry_keys()
+        changes: dict[str, Routes | None] = {slug: entry_routes(slug, routes) for slug, key in now.items()
+                                             if keys.get(slug) != key}
+        changes.update(dict.fromkeys(before.value.keys() - now.keys()))
+        return before.after(changes)
 
     def abandon(self) -> None:
         """Wait for the child, and remove the tree if it was a clone (a spare stays marked as changing)."""
