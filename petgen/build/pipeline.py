@@ -47,7 +47,6 @@ from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.content.model import Entry
 from petgen.emit.api import API_FIELDS, DATA_FILE, emit_api
-from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import Result as EntriesResult
 from petgen.emit.entries import (
@@ -213,6 +212,8 @@ class Outputs:
         search index only if not `searching` elsewhere (`search_in`), the JSON API only if `api` (not `api_in`)."""
         if not searching:
             emit_search_index(self.kb, writer, state=self.search_state)
+        from petgen.emit.discovery import emit_openapi_and_discovery  # see `_emit_child_part`
+
         if api:
             emit_api(self.kb, writer)
         emit_openapi_and_discovery(self.kb, writer)
@@ -504,6 +505,9 @@ def _emit_child_part(outputs: Outputs, writer: DistWriter) -> None:
     entries are unchanged, the changed entries, the site and the JSON API; with the API in the child as well, the
     parent waited for it ≈0.3 s at 10,000 entries, and with the discovery documents in the parent, the child was done
     ≈0.25 s before it). The sitemap, which lists the pages of /docs, is written after the child's part is merged."""
+    # Imported here, in the child: the build process of an edit needs none of the discovery documents' modules (10 ms).
+    from petgen.emit.discovery import emit_openapi_and_discovery
+
     docs = Documents(outputs.kb)
     emit_search_index(outputs.kb, writer, docs, entry_digests(outputs.kb, docs), outputs.search_state)
     emit_openapi_and_discovery(outputs.kb, writer)
