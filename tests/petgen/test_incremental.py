@@ -556,7 +556,8 @@ def test_an_edit_stores_again_only_the_routes_of_the_entries_it_changed(bundled:
     assert first is not None and first.routes.since == {}
     editor = Editor(bundled, 0)
     slug, gone = editor.slugs()[:2]
-    editor.write(slug, re.sub(r'^meaning: ("?)', r"meaning: \1Neu gesagt, ", editor.text(slug), count=1, flags=re.M))
+    editor.write(slug, re.sub(r'^meaning: ("?)', r"meaning: \1Neu gesagt, ", editor.text(slug), count=1,
+                              flags=re.MULTILINE))
     (bundled / "names" / f"{gone}.md").unlink()
     editor.relink(gone, None)
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
