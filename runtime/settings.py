@@ -11,10 +11,9 @@ from urllib.parse import urlsplit
 
 from petgen.contract.security import SIGNING_SECRET_ENV, parse_signing_secret
 from runtime.http.cors import normalise_origin
+from runtime.http.logs import LOG_FORMATS, LOG_LEVELS
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-LOG_LEVELS = ("debug", "info", "warning", "error")
-LOG_FORMATS = ("text", "json")
 
 
 def parse_networks(values: str | list[str] | tuple[str, ...]) -> tuple[Network, ...]:

@@ -29,7 +29,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Iterator
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -105,14 +105,14 @@ def write_atomic(path: Path, data: bytes) -> None:
 class Lazy(Protocol):
     """How the cache keeps an entry without unpickling it: its `light` form (the fields the build reads of every
     entry), kept in a small file beside its chunk, the fields read of every entry only by some builds (`later`),
-    in another, and the `entry` made from the light form, a function that loads the whole entry, and one that
-    loads the later fields (petgen/content/lazy.py)."""
+    in another, and the `entry` made from the light form of `key`, which loads the rest from `source` (the cache:
+    `EntryCache.entry` and `.later` of that key) when first read (petgen/content/lazy.py)."""
 
     def light(self, entry: Any) -> Any: ...
 
     def later(self, entry: Any) -> Any: ...
 
-    def entry(self, light: Any, load: Callable[[], Any], later: Callable[[], Any]) -> Any: ...
+    def entry(self, light: Any, key: str, source: Any) -> Any: ...
 
 
 class Chunk:
@@ -275,8 +275,7 @@ class EntryCache:
                 return None
             assert self.lazy is not None
             form, problems, _ = light
-            found = (self.lazy.entry(form, partial(self.entry, key), partial(self.later, key)) if form is not None
-                     else None, problems)
+            found = (self.lazy.entry(form, key, self) if form is not None else None, problems)
         self.hits += 1
         return found
 

@@ -61,7 +61,7 @@ from petgen.build.dist import (
     write_file,
 )
 
-STATE_VERSION = 5
+STATE_VERSION = 6
 LOCK_WAIT = 3.0  # seconds to wait for a runtime to let go of the spare tree (it reloads within its poll interval)
 _OPEN_DIR = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 V = TypeVar("V")
@@ -91,6 +91,44 @@ class Marshalled(Generic[V]):
         return self._blob
 
 
+class Layered(Generic[V]):
+    """A dict of the state kept as an earlier build's, marshalled (`base`: stored again as it was read), and what was
+    set or removed since (`since`; None where removed): a rebuild after one edit reads it whole (`value`) but marshals
+    only what changed since (`after`), until that is a sixteenth of it, and it is marshalled whole again. Each entry's
+    routes were 10,000 records marshalled again by each rebuild, for the two of the edited entry."""
+
+    __slots__ = ("_value", "base", "since")
+
+    def __init__(self, base: Marshalled[dict[str, V]], since: dict[str, V | None] | None = None) -> None:
+        self.base, self.since = base, since or {}
+        self._value: dict[str, V] | None = None
+
+    @property
+    def value(self) -> dict[str, V]:
+        if self._value is None:
+            value = self.base.value
+            if self.since:
+                value = dict(value)
+                for key, item in self.since.items():
+                    if item is None:
+                        value.pop(key, None)
+                    else:
+                        value[key] = item
+            self._value = value
+        return self._value
+
+    def after(self, changes: dict[str, V | None]) -> Layered[V]:
+        """This dict with `changes` made (None: the key removed)."""
+        since = {**self.since, **changes}
+        if 16 * len(since) <= len(self.value):
+            return Layered(self.base, since)
+        value = {key: item for key, item in {**self.value, **changes}.items() if item is not None}
+        return Layered(Marshalled(value))
+
+    def stored(self) -> tuple[bytes, dict[str, V | None]]:
+        return self.base.blob, self.since
+
+
 @dataclass
 class BuildState:
     """What the last build left: the files of the live tree and of the spare, and each entry's key and routes."""
@@ -100,7 +138,7 @@ class BuildState:
     spare: Marshalled[dict[str, str]] | None = None  # the same for the spare tree; None if there is no usable one
     spare_stamp: Stamp | None = None
     keys: dict[str, str] = field(default_factory=dict)  # slug -> the key its JSON and page were made for
-    routes: Marshalled[dict[str, Routes]] = field(default_factory=lambda: Marshalled({}))  # slug -> its routes
+    routes: Layered[Routes] = field(default_factory=lambda: Layered(Marshalled({})))  # slug -> its routes
     units: dict[str, Unit] = field(default_factory=dict)  # the live tree's units (`DistWriter.unit`)
     sources: dict[str, str] = field(default_factory=dict)  # slug -> the key of its entry file (`KnowledgeBase.keys`)
     context: str = ""  # what every page depends on besides its entry (`PageRenderer.context_key`)
@@ -108,8 +146,10 @@ class BuildState:
     layout: Marshalled[tuple] | None = None  # `Layout.stored()` of the live tree's `_headers` and `_redirects`
 
 
-# The fields of a BuildState stored as marshalled bytes of their own.
-_MARSHALLED = ("live", "spare", "routes", "layout")
+# The fields of a BuildState stored as marshalled bytes of their own (`Marshalled`), and as those and the changes
+# since (`Layered`).
+_MARSHALLED = ("live", "spare", "layout")
+_LAYERED = ("routes",)
 
 
 def spare_path(out: Path) -> Path:
@@ -136,6 +176,8 @@ def load_state(cache_dir: Path | None, out: Path) -> BuildState | None:
         if isinstance(found, dict):
             for name in _MARSHALLED:
                 found[name] = Marshalled(blob=found[name]) if found.get(name) is not None else None
+            for name in _LAYERED:
+                found[name] = Layered(Marshalled(blob=found[name][0]), found[name][1])
         state = BuildState(**found) if isinstance(found, dict) else None
     except Exception:  # noqa: BLE001 - missing, unreadable or from another version: a full build
         return None
@@ -174,7 +216,8 @@ def save_state(cache_dir: Path | None, out: Path, state: BuildState | None) -> N
         # marshal: plain dicts, tuples and strings, written in half the time pickle takes (Python's own format, of
         # this version: another Python fails to read it, and builds in full).
         write_atomic(path, marshal.dumps({f.name: value.blob if isinstance(value := getattr(state, f.name), Marshalled)
-                                          else value for f in fields(state)}))
+                                          else value.stored() if isinstance(value, Layered) else value
+                                          for f in fields(state)}))
     with contextlib.suppress(OSError):
         recycling_path(cache_dir, out).unlink()
 

@@ -29,6 +29,7 @@ from petgen.build.dist import (
 )
 from petgen.build.incremental import (
     BuildState,
+    Layered,
     Marshalled,
     Target,
     TreeWriter,
@@ -46,7 +47,6 @@ from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import KnowledgeBase, load_knowledge_base
 from petgen.content.model import Entry
 from petgen.emit.api import API_FIELDS, DATA_FILE, emit_api
-from petgen.emit.discovery import emit_openapi_and_discovery
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import Result as EntriesResult
 from petgen.emit.entries import (
@@ -212,6 +212,8 @@ class Outputs:
         search index only if not `searching` elsewhere (`search_in`), the JSON API only if `api` (not `api_in`)."""
         if not searching:
             emit_search_index(self.kb, writer, state=self.search_state)
+        from petgen.emit.discovery import emit_openapi_and_discovery  # see `_emit_child_part`
+
         if api:
             emit_api(self.kb, writer)
         emit_openapi_and_discovery(self.kb, writer)
@@ -351,7 +353,7 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
         save_state(outputs.cache_dir, out_dir, BuildState(
             live=Marshalled(writer.written), live_stamp=manifest_stamp(out_dir),
             spare=state.live if state else None, spare_stamp=state.live_stamp if state else None,
-            keys=keys, routes=Marshalled({slug: entry_routes(slug, writer.routes) for slug in keys}),
+            keys=keys, routes=Layered(Marshalled({slug: entry_routes(slug, writer.routes) for slug in keys})),
             units=writer.units, sources=outputs.kb.keys, context=pages.context_key))
     return writer
 
@@ -360,9 +362,9 @@ def build_full(outputs: Outputs, out_dir: Path, pages: PageRenderer, keys: dict[
 class Edit:
     """An incremental build (petgen/build/incremental.py), begun as soon as the entries are loaded, before the
     checks across entries (`load_knowledge_base`'s `before_checks`): the spare tree (or a clone of the live one)
-    is taken, and a forked child writes the search index (if its inputs changed: updated from the last build's)
-    into it while this process runs the checks, then writes the changed entries, the site, the discovery documents
-    and the JSON API (`finish`). If the checks fail, `abandon` waits for the child and gives up the tree
+    is taken, and a forked child writes the search index (if its inputs changed: updated from the last build's) and the
+    discovery documents into it while this process runs the checks, then writes the changed entries, the site and the
+    JSON API (`finish`). If the checks fail, `abandon` waits for the child and gives up the tree
     (the spare is marked as changing first, so no state describes it). `writer` is None when too many entries
     changed: the caller builds in full."""
 
@@ -414,9 +416,8 @@ class Edit:
         return self.keys
 
     def finish(self, state: BuildState) -> TreeWriter:
-        """The rest of the build: the changed entries, the site, the discovery documents, the sitemap and the JSON
-        API, the child's part taken over, then the manifest, the old files removed; the tree swapped in and the state
-        saved."""
+        """The rest of the build: the changed entries, the site and the JSON API, the child's part taken over, then the
+        sitemap, the manifest, the old files removed; the tree swapped in and the state saved."""
         outputs, writer, target = self.outputs, self.writer, self.target
         assert writer is not None and target is not None
         out_dir, spare = outputs.out_dir, spare_path(outputs.out_dir)
@@ -426,21 +427,23 @@ class Edit:
             if self.child is None:
                 _emit_child_part(outputs, writer)
             emit_site(outputs.kb, writer)
-            emit_openapi_and_discovery(outputs.kb, writer)
-            emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's part is JSON)
             ahead = dict(writer.routes)  # what `RouteParts` can make ahead (the API's query routes cannot be merged)
             emit_api(outputs.kb, writer)
-            parts, entries = RouteParts(outputs.runtime_origin), self._entry_routes(state.keys, before, writer.routes)
+            parts, entries = RouteParts(outputs.runtime_origin), self._entry_routes(state.keys, state.routes,
+                                                                                    writer.routes)
             if self.child is not None:
                 if not self.child.done():
-                    entries.blob  # noqa: B018 - the state's entry routes marshalled meanwhile
+                    entries.base.blob  # noqa: B018 - marshalled meanwhile, if they are to be stored whole again
                 # And what the files listing every route make of the routes before the API's, while the child writes.
                 while not self.child.done() and parts.add_some(ahead):
                     pass
                 routes, written, units, changed, reused = self.child.result()
+                if self.pool is not None:  # the child exits (unmaps its memory: ≈15 ms) while this process goes on
+                    self.pool.shutdown(wait=False)
                 writer.merge(routes, written, units)
                 writer.changed += changed
                 writer.reused += reused
+            emit_sitemap(outputs.kb, writer)  # of the pages, all written by now (the child's: /docs)
             last = LastRules(stored_layout(state.layout.value if state.layout else None),
                              lambda: last_records(before.values(), state.units.values()), out_dir)
             layout = outputs.emit_manifest(writer, parts, last=last)
@@ -459,11 +462,14 @@ class Edit:
             layout=Marshalled(layout.stored()) if layout is not None else None))
         return writer
 
-    def _entry_routes(self, keys: dict[str, str], before: dict[str, Routes], routes: Routes
-                      ) -> Marshalled[dict[str, Routes]]:
-        """Each entry's routes, for the next state: an unchanged entry's as they were (`before`, for `keys`)."""
-        return Marshalled({slug: before[slug] if keys.get(slug) == key else entry_routes(slug, routes)
-                           for slug, key in self.entry_keys().items()})
+    def _entry_routes(self, keys: dict[str, str], before: Layered[Routes], routes: Routes) -> Layered[Routes]:
+        """Each entry's routes, for the next state: the last build's (`before`, of the entries with `keys`), with those
+        of the entries whose key changed made again and those of the entries gone removed."""
+        now = self.entry_keys()
+        changes: dict[str, Routes | None] = {slug: entry_routes(slug, routes) for slug, key in now.items()
+                                             if keys.get(slug) != key}
+        changes.update(dict.fromkeys(before.value.keys() - now.keys()))
+        return before.after(changes)
 
     def abandon(self) -> None:
         """Wait for the child, and remove the tree if it was a clone (a spare stays marked as changing)."""
@@ -494,12 +500,17 @@ def _emit_forked() -> ChildResult:
 
 
 def _emit_child_part(outputs: Outputs, writer: DistWriter) -> None:
-    """What an `Edit`'s child writes: the search index, updated from the last build's (about as much work as what
-    the parent does meanwhile: the checks across entries, kept from the last build's where entries are unchanged,
-    the changed entries, the site, the discovery documents and the JSON API; with the API in the child as well,
-    the parent waited for it ≈0.3 s at 10,000 entries)."""
+    """What an `Edit`'s child writes: the search index, updated from the last build's, and the discovery documents
+    (less work than what the parent does meanwhile: the checks across entries, kept from the last build's where
+    entries are unchanged, the changed entries, the site and the JSON API; with the API in the child as well, the
+    parent waited for it ≈0.3 s at 10,000 entries, and with the discovery documents in the parent, the child was done
+    ≈0.25 s before it). The sitemap, which lists the pages of /docs, is written after the child's part is merged."""
+    # Imported here, in the child: the build process of an edit needs none of the discovery documents' modules (10 ms).
+    from petgen.emit.discovery import emit_openapi_and_discovery
+
     docs = Documents(outputs.kb)
     emit_search_index(outputs.kb, writer, docs, entry_digests(outputs.kb, docs), outputs.search_state)
+    emit_openapi_and_discovery(outputs.kb, writer)
 
 
 @contextmanager

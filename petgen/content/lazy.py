@@ -10,8 +10,7 @@ Code that reads an entry cannot tell the difference: a field is always there, on
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from petgen.content.model import Entry
 
@@ -26,25 +25,34 @@ LIGHT_FIELDS = ("slug", "path", "title", "meaning", "variants", "categories", "m
 # where it is updated: kept apart (a file beside the light one), which a rebuild after one edit then never reads (they
 # were two fifths of the time it took to load the light forms).
 LATER_FIELDS = ("terms",)
-_LOAD, _LATER = "_load", "_later"
+_SOURCE = "_source"  # on a `LazyEntry` until every field is loaded: the cache it comes from and its key there
+
+
+class Source(Protocol):
+    """Where a `LazyEntry` loads the rest of its fields from (the build cache, `EntryCache`): the whole entry of a key,
+    and the `LATER_FIELDS` of it."""
+
+    def entry(self, key: str) -> Entry: ...
+
+    def later(self, key: str) -> dict[str, Any]: ...
 
 
 class LazyEntry(Entry):
-    """An entry of which only `LIGHT_FIELDS` are loaded; reading another field loads the rest (`_load`)."""
+    """An entry of which only `LIGHT_FIELDS` are loaded; reading another field loads the rest (`_complete`)."""
 
     def __getattr__(self, name: str) -> Any:  # only called for an attribute the instance does not have
-        if name.startswith("__") or _LOAD not in self.__dict__:
+        if name.startswith("__") or _SOURCE not in self.__dict__:
             raise AttributeError(name)
         self._complete()
         return object.__getattribute__(self, name)
 
     def _complete(self) -> None:
-        self.__dict__.pop(_LATER, None)  # the whole entry has those fields too
-        load = self.__dict__.pop(_LOAD, None)
-        if load is not None:
+        found = self.__dict__.pop(_SOURCE, None)
+        if found is not None:
+            source, key = found
             fields = self.__dict__
-            for key, value in vars(load()).items():
-                fields.setdefault(key, value)  # what was set here since (the path as this build spells it) stays
+            for name, value in vars(source.entry(key)).items():
+                fields.setdefault(name, value)  # what was set here since (the path as this build spells it) stays
 
     def whole(self) -> Entry:
         """The entry as a plain `Entry` (every field loaded)."""
@@ -73,12 +81,10 @@ class _Later:
     def __get__(self, entry: LazyEntry | None, owner: type | None = None) -> Any:
         if entry is None:
             return getattr(Entry, self.name)
-        fields = entry.__dict__
-        later = fields.pop(_LATER, None)
-        if later is not None:
-            fields.update(later())
-        elif _LOAD in fields:
-            entry._complete()
+        fields = entry.__dict__  # without the field: else it would be read from there, not through this
+        found = fields.get(_SOURCE)
+        if found is not None:
+            fields.update(found[0].later(found[1]))
         return fields[self.name] if self.name in fields else getattr(Entry, self.name)
 
 
@@ -103,8 +109,7 @@ class LightEntries:
         fields = vars(entry)
         return {name: fields[name] for name in LATER_FIELDS}
 
-    def entry(self, light: dict[str, Any], load: Callable[[], Entry], later: Callable[[], dict[str, Any]]
-              ) -> LazyEntry:
-        entry = LazyEntry.__new__(LazyEntry)
-        entry.__dict__ = {**light, _LOAD: load, _LATER: later}
+    def entry(self, light: dict[str, Any], key: str, source: Source) -> LazyEntry:
+        entry = LazyEntry.__new__(LazyEntry)  # one tuple for where the rest is (two `partial`s were a tenth of a load)
+        entry.__dict__ = {**light, _SOURCE: (source, key)}
         return entry

@@ -7,6 +7,7 @@ import re
 
 import hashlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import orjson
 import pytest
@@ -410,7 +411,8 @@ def test_entries_pickle_as_their_field_values_and_load_the_same(content: Path) -
     assert type(back) is Entry and back == entry and vars(back) == vars(entry)
     assert b"name_keys" not in blob and b"phrases" not in blob  # values only, no field names
     lazy = LazyEntry.__new__(LazyEntry)
-    lazy.__dict__ = {**{k: v for k, v in vars(entry).items() if k != "origin"}, "_load": lambda: entry}
+    lazy.__dict__ = {**{k: v for k, v in vars(entry).items() if k != "origin"},
+                     "_source": (SimpleNamespace(entry=lambda key: entry), "its key")}
     assert type(loaded := pickle.loads(pickle.dumps(lazy))) is Entry and vars(loaded) == vars(entry)
     entry.extra = "kept"  # type: ignore[attr-defined]
     again = pickle.loads(pickle.dumps(entry))

@@ -30,7 +30,7 @@ import petgen.emit.llms
 import petgen.emit.site
 from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
-from petgen.build.incremental import load_state, spare_path
+from petgen.build.incremental import Layered, Marshalled, load_state, spare_path
 from petgen.build.pipeline import build
 from petgen.build.routelayout import LastRules, Layout
 from petgen.build.routeparts import Merged, RouteParts
@@ -529,6 +529,45 @@ def test_an_edit_patches_the_site_lists_instead_of_grouping_every_entry(bundled:
         assert tree(out) == tree(clean)
         shutil.rmtree(clean)
         del grouped[2:]
+
+
+def test_a_layered_dict_is_its_base_with_the_changes_since() -> None:
+    """Until the changes since its base are a sixteenth of it, a `Layered` dict keeps the base's bytes as they are."""
+    plain = {f"k{i}": {"n": i} for i in range(100)}
+    base = Layered(Marshalled(blob=Marshalled(dict(plain)).blob))
+    one = base.after({"k1": {"n": -1}, "new": {"n": 100}, "k2": None})
+    plain.update(k1={"n": -1}, new={"n": 100})
+    del plain["k2"]
+    assert one.base is base.base and one.value == plain and base.value.keys() == {f"k{i}" for i in range(100)}
+    blob, since = one.stored()
+    assert Layered(Marshalled(blob=blob), since).value == plain  # as the next build loads it
+    two = one.after({"k2": {"n": 2}, "new": None})
+    assert two.base is base.base and two.value == {**{k: v for k, v in plain.items() if k != "new"}, "k2": {"n": 2}}
+    many = one.after(dict.fromkeys([f"k{i}" for i in range(3, 10)]))  # ten changes: it is marshalled whole again
+    assert many.since == {} and many.value == {k: v for k, v in plain.items() if k not in {f"k{i}" for i in range(3, 10)}}
+
+
+def test_an_edit_stores_again_only_the_routes_of_the_entries_it_changed(bundled: Path, tmp_path: Path) -> None:
+    """The entries' routes in the build state are the full build's bytes and the edited entries' routes since, and
+    the same routes as a full build of that content stores."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    first = load_state(cache, out)
+    assert first is not None and first.routes.since == {}
+    editor = Editor(bundled, 0)
+    slug, gone = editor.slugs()[:2]
+    editor.write(slug, re.sub(r'^meaning: ("?)', r"meaning: \1Neu gesagt, ", editor.text(slug), count=1,
+                              flags=re.MULTILINE))
+    (bundled / "names" / f"{gone}.md").unlink()
+    editor.relink(gone, None)
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    state = load_state(cache, out)
+    assert state is not None and state.routes.base.blob == first.routes.base.blob
+    assert state.routes.since.keys() - first.keys.keys() == set()  # no entry was added
+    assert state.routes.since[gone] is None and state.routes.since[slug] != first.routes.value[slug]
+    build(bundled, tmp_path / "full", base_url=BASE_URL, cache_dir=tmp_path / "cache2")
+    full = load_state(tmp_path / "cache2", tmp_path / "full")
+    assert full is not None and state.routes.value == full.routes.value
 
 
 def test_an_edit_keys_again_only_the_changed_entries_and_those_that_link_to_them(
