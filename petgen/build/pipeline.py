@@ -58,7 +58,7 @@ from petgen.emit.entries import (
     submit_entries,
 )
 from petgen.emit.searchindex import INDEX_ROUTE, Documents, documents, emit_search_index, entry_digests
-from petgen.emit.site import PageRenderer, emit_site
+from petgen.emit.site import PageRenderer, compile_templates, emit_site
 from petgen.emit.sitemap import emit_sitemap
 from petgen.emit.templating import keep_compiled_templates
 
@@ -121,7 +121,8 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
             kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
                                      cache_dir=cache_dir, pool=pool, workers=workers,
                                      before_checks=begin if pool is not None else
-                                     begin_edit if state is not None and cache_dir is not None else None)
+                                     begin_edit if state is not None and cache_dir is not None else None,
+                                     while_parsing=compile_templates if pool is not None else None)
         except BaseException:
             for early in begun:
                 early.abandon()

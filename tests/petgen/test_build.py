@@ -13,17 +13,20 @@ import xxhash
 from jsonschema import Draft202012Validator, FormatChecker
 
 from petgen.build import dist
+from petgen.build.cache import EntryCache
 from petgen.build.dist import DistWriter, remove_tree
 from petgen.build.pipeline import ApiEntry, _emit_api_task, api_handoff, build
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
 from petgen.content.kb import load_knowledge_base
+from petgen.content.model import Site
 from petgen.content.problems import ContentError
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
+from petgen.emit import templating
 from petgen.emit.api import emit_api
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
 from petgen.emit.entries import emit_entries, entries_context, submit_entries
-from petgen.emit.site import PageRenderer
+from petgen.emit.site import PageRenderer, compile_templates
 from tests.conftest import BASE_URL, REPO, write_site
 
 
@@ -147,6 +150,51 @@ def test_the_build_process_writes_the_chunks_no_worker_has_started(tmp_path: Pat
     assert not futures[0].cancelled()  # queued for the worker already: it wrote that one
     assert taken.routes == alone.routes and taken.written == alone.written
     assert files(taken.root) == files(alone.root)
+
+
+def test_the_rest_of_the_content_is_loaded_while_the_workers_parse(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """With workers that parse, the lexicon, the bots and `while_parsing` (a full build compiles its templates
+    there) are done once every file is handed to them and before the first parsed chunk is taken; in one process,
+    before the files are parsed. Either way the knowledge base is the same as without `while_parsing`."""
+    content = write_corpus(tmp_path / "content", PARSE_THRESHOLD + 100, taxonomy_from=REPO / "content")
+    events: list[str] = []
+    taken = EntryCache.add_chunk
+    monkeypatch.setattr(EntryCache, "add_chunk", lambda self, blob: events.append("chunk") or taken(self, blob))
+    seen: list[Site] = []
+
+    def meanwhile(site: Site) -> None:
+        events.append("while parsing")
+        seen.append(site)
+
+    plain = load_knowledge_base(content, workers=1, base_url="https://example.org/x")
+    events.clear()
+    alone = load_knowledge_base(content, workers=1, base_url="https://example.org/x", while_parsing=meanwhile)
+    assert events[0] == "while parsing" and events.count("while parsing") == 1 and "chunk" in events
+    events.clear()
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        pooled = load_knowledge_base(content, workers=2, pool=pool, base_url="https://example.org/x",
+                                     while_parsing=meanwhile)
+    assert events[0] == "while parsing" and events.count("while parsing") == 1 and events.count("chunk") > 2
+    assert seen == [plain.site, plain.site] and plain.site.base_url == "https://example.org/x"
+    for kb in (alone, pooled):
+        assert (kb.lexicon, kb.bots, kb.source_hash, kb.warnings) == (
+            plain.lexicon, plain.bots, plain.source_hash, plain.warnings)
+        assert [e.slug for e in kb.entries] == [e.slug for e in plain.entries]
+
+
+def test_compile_templates_compiles_every_template_a_full_build_renders(content: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compile_templates` (while the workers parse) leaves no template for a full build to compile later."""
+    def compiled() -> set[str]:
+        return {template.name for env in templating._environments.values() for template in env.cache.values()}
+
+    monkeypatch.setattr(templating, "_environments", {})
+    kb = build(content, tmp_path / "dist", workers=1).kb
+    rendered = compiled()
+    monkeypatch.setattr(templating, "_environments", {})
+    compile_templates(kb.site)
+    assert {"name.html", "list.html", "overview.html", "docs.html"} <= rendered <= compiled()
 
 
 def test_a_full_build_that_fails_its_checks_across_entries_leaves_nothing_behind(tmp_path: Path) -> None:
