@@ -55,6 +55,7 @@ from petgen.emit.entries import (
     entries_context,
     entry_keys,
     entry_routes,
+    shared_claims,
     submit_entries,
 )
 from petgen.emit.searchindex import INDEX_ROUTE, Documents, documents, emit_search_index, entry_digests
@@ -178,7 +179,7 @@ class Begun:
                 begun.entries = submit_entries(pool, context, kb.packed[:2 * workers])
                 begun.search = outputs.search_in(pool, begun.writer)
                 begun.api = outputs.api_in(pool, begun.writer)
-                begun.entries += submit_entries(pool, context, kb.packed[2 * workers:])
+                begun.entries += submit_entries(pool, context, kb.packed[2 * workers:], 2 * workers)
         except BaseException:
             begun.abandon()
             raise
@@ -507,8 +508,9 @@ def _emit_child_part(outputs: Outputs, writer: DistWriter) -> None:
 def early_workers(content_dir: Path, *, full: bool, workers: int) -> Iterator[Executor | None]:
     """The worker processes that parse and write the entries of a full build of many entries, forked first,
     while this process holds little more than its code: forked later, each would share the loaded build's
-    heap and copy it page by page as it ran (time in page faults, memory counted again). None when the build
-    is likely incremental (it renders in this process), small, or cannot fork: the stages start their own."""
+    heap and copy it page by page as it ran (time in page faults, memory counted again). They share `Claims` with
+    this process (petgen/emit/entries.py). None when the build is likely incremental (it renders in this process),
+    small, or cannot fork: the stages start their own."""
     if not full or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return
@@ -520,7 +522,8 @@ def early_workers(content_dir: Path, *, full: bool, workers: int) -> Iterator[Ex
     if not many:
         yield None
         return
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+    context = multiprocessing.get_context("fork")
+    with shared_claims(context), ProcessPoolExecutor(workers, mp_context=context) as pool:
         pool.submit(int).result()  # all workers are forked at the first task
         yield pool
 

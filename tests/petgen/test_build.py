@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
+import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -25,7 +26,7 @@ from petgen.contract.schemas import schema_for
 from petgen.emit import templating
 from petgen.emit.api import emit_api
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
-from petgen.emit.entries import emit_entries, entries_context, submit_entries
+from petgen.emit.entries import TAKEN, emit_entries, entries_context, shared_claims, submit_entries
 from petgen.emit.site import PageRenderer, compile_templates
 from tests.conftest import BASE_URL, REPO, write_site
 
@@ -148,6 +149,42 @@ def test_the_build_process_writes_the_chunks_no_worker_has_started(tmp_path: Pat
         _GATE.clear()
     assert len(futures) > 3 and futures[-1].cancelled()  # taken back before the worker was free again
     assert not futures[0].cancelled()  # queued for the worker already: it wrote that one
+    assert taken.routes == alone.routes and taken.written == alone.written
+    assert files(taken.root) == files(alone.root)
+
+
+def test_the_build_process_takes_back_the_chunks_a_worker_was_handed_but_has_not_started(tmp_path: Path) -> None:
+    """With `Claims` shared with the workers (a full build's early workers), the build process also takes back the
+    chunks that the executor has handed a worker ahead, which `Future.cancel` cannot: here every chunk, the pool's
+    only worker being busy until this process is done. The worker then skips them; the files and routes are those
+    of a build in one process."""
+    def files(root: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    content = write_corpus(tmp_path / "content", EMIT_THRESHOLD + 100, taxonomy_from=REPO / "content")
+    kb = load_knowledge_base(content, workers=1)
+    pages = PageRenderer(kb)
+    alone = DistWriter(tmp_path / "alone")
+    alone.root.mkdir()
+    emit_entries(kb, alone, pages=pages, workers=1)
+    context = multiprocessing.get_context("fork")
+    _GATE[:] = [context.Event()]
+    try:
+        with shared_claims(context), ProcessPoolExecutor(1, mp_context=context) as pool:
+            busy = pool.submit(_wait_at_gate)
+            taken = DistWriter(tmp_path / "taken")
+            taken.root.mkdir()
+            futures = submit_entries(pool, entries_context(kb, taken, pages), kb.packed)
+            while not futures[0].running():  # handed to the worker ahead, behind the task it is busy with
+                time.sleep(0.01)
+            emit_entries(kb, taken, pages=pages, pool=pool, submitted=futures)
+            _GATE[0].set()
+            busy.result()
+            handed = [f for f in futures if not f.cancelled()]
+            assert handed and all(f.result() == ({}, {}, TAKEN) for f in handed)
+    finally:
+        _GATE[0].set()
+        _GATE.clear()
     assert taken.routes == alone.routes and taken.written == alone.written
     assert files(taken.root) == files(alone.root)
 
