@@ -20,7 +20,6 @@ from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Entry, FacetValue, Site
 from petgen.contract.resources import entry_url
 from petgen.emit.browse import Browse, emit_lists
-from petgen.emit.guide import docs_environment
 from petgen.emit.namepage import FacetParts, Frame, article, facet_parts, kept_frame
 from petgen.emit.templating import emit_assets, environment, esc, markdown, script_json, script_json_bytes
 
@@ -155,6 +154,8 @@ def compile_templates(site: Site) -> None:
     them all). A full build of many entries does this while its workers parse the entries and this process waits
     for them: else the workers would wait meanwhile for their first entries to write (whose page frame is made
     of name.html), and this process would compile the others when it is the one left to finish, after the parse."""
+    from petgen.emit.guide import docs_environment  # here: a rebuild after one edit imports none of /docs' modules
+
     env = docs_environment(site)
     for name in env.list_templates(extensions=["html"]):
         env.get_template(name)
