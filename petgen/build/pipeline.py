@@ -55,10 +55,11 @@ from petgen.emit.entries import (
     entries_context,
     entry_keys,
     entry_routes,
+    shared_claims,
     submit_entries,
 )
 from petgen.emit.searchindex import INDEX_ROUTE, Documents, documents, emit_search_index, entry_digests
-from petgen.emit.site import PageRenderer, emit_site
+from petgen.emit.site import PageRenderer, compile_templates, emit_site
 from petgen.emit.sitemap import emit_sitemap
 from petgen.emit.templating import keep_compiled_templates
 
@@ -121,7 +122,8 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
             kb = load_knowledge_base(content_dir, base_url=base_url, strict=strict, progress=progress,
                                      cache_dir=cache_dir, pool=pool, workers=workers,
                                      before_checks=begin if pool is not None else
-                                     begin_edit if state is not None and cache_dir is not None else None)
+                                     begin_edit if state is not None and cache_dir is not None else None,
+                                     while_parsing=compile_templates if pool is not None else None)
         except BaseException:
             for early in begun:
                 early.abandon()
@@ -177,7 +179,7 @@ class Begun:
                 begun.entries = submit_entries(pool, context, kb.packed[:2 * workers])
                 begun.search = outputs.search_in(pool, begun.writer)
                 begun.api = outputs.api_in(pool, begun.writer)
-                begun.entries += submit_entries(pool, context, kb.packed[2 * workers:])
+                begun.entries += submit_entries(pool, context, kb.packed[2 * workers:], 2 * workers)
         except BaseException:
             begun.abandon()
             raise
@@ -517,8 +519,9 @@ def _emit_child_part(outputs: Outputs, writer: DistWriter) -> None:
 def early_workers(content_dir: Path, *, full: bool, workers: int) -> Iterator[Executor | None]:
     """The worker processes that parse and write the entries of a full build of many entries, forked first,
     while this process holds little more than its code: forked later, each would share the loaded build's
-    heap and copy it page by page as it ran (time in page faults, memory counted again). None when the build
-    is likely incremental (it renders in this process), small, or cannot fork: the stages start their own."""
+    heap and copy it page by page as it ran (time in page faults, memory counted again). They share `Claims` with
+    this process (petgen/emit/entries.py). None when the build is likely incremental (it renders in this process),
+    small, or cannot fork: the stages start their own."""
     if not full or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
         yield None
         return
@@ -530,7 +533,8 @@ def early_workers(content_dir: Path, *, full: bool, workers: int) -> Iterator[Ex
     if not many:
         yield None
         return
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+    context = multiprocessing.get_context("fork")
+    with shared_claims(context), ProcessPoolExecutor(workers, mp_context=context) as pool:
         pool.submit(int).result()  # all workers are forked at the first task
         yield pool
 

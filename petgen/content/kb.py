@@ -15,6 +15,7 @@ from functools import cached_property, partial
 from itertools import chain, islice
 from operator import attrgetter
 from pathlib import Path
+from typing import Any
 
 from petgen.build.cache import EntryCache, Packed, chunk_size, entry_key, file_stamp
 from petgen.build.dist import read_file
@@ -223,12 +224,13 @@ def _review_date_kept(old: tuple[Entry | None, list] | None, new: tuple[Entry | 
 
 def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
                  progress: Progress | None = None, cache_dir: Path | None = None,
-                 pool: Executor | None = None) -> Loaded:
+                 pool: Executor | None = None, meanwhile: Callable[[], None] | None = None) -> Loaded:
     """Parse every names/*.md; return the entries, a hash of the sources, and the entries pickled.
 
     Files found in the cache (`cache_dir`, see petgen/build/cache.py) are not parsed again; the others are
     parsed in worker processes when there are many of them (those of `pool`, else started here), and stored
-    in the cache.
+    in the cache. `meanwhile`, if given, is called once: while the workers parse, if they do (every file is
+    handed to them, and this process would only wait for them), else before the files are parsed.
     """
     names_dir = os.path.join(content_dir / "names", "")  # + name: `os.path.join(names_dir, name)`, cheaper
     files = entry_names(content_dir)
@@ -285,18 +287,22 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         chunks = _chunks(missing[sent:], size, tail, workers)
         with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=workers) as executor:
             submitted += [executor.submit(_parse_chunk, chunk) for chunk in chunks]
+            if meanwhile:
+                meanwhile()
             for future in submitted:
                 records = cache.add_chunk(future.result())
                 for key, entry, entry_problems in records:
                     results[key] = (entry, entry_problems)
                 if progress:
                     progress(len(records))
-    elif missing:
+    else:
+        if meanwhile:
+            meanwhile()
         size = chunk_size(len(missing))
         for start in range(0, len(missing), size):
             for key, entry, entry_problems in cache.add_chunk(_parse_chunk(missing[start:start + size])):
                 results[key] = (entry, entry_problems)
-        if progress:
+        if progress and missing:
             progress(len(missing))
     for old_key, key, path in edited:  # before the old entries are pruned from the cache
         _review_date_kept(cache.get(old_key), results.get(key), path, problems)
@@ -316,13 +322,16 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
                         progress: Progress | None = None, cache_dir: Path | None = None,
                         pool: Executor | None = None, workers: int | None = None,
-                        before_checks: Callable[[KnowledgeBase], None] | None = None) -> KnowledgeBase:
+                        before_checks: Callable[[KnowledgeBase], None] | None = None,
+                        while_parsing: Callable[[Site], None] | None = None) -> KnowledgeBase:
     """Load and validate everything; raise ContentError listing every problem, or return the knowledge base.
     `pool`: worker processes to parse in, `workers` how many at most (`load_entries`). `before_checks`, if
     given, is called with the knowledge base (its `warnings` not filled in yet) once every entry is parsed
     and none failed to load, before the checks across entries: a full build hands the entries to its
     workers there, so that they write while this process checks (the caller discards what they wrote
-    if the checks then raise ContentError)."""
+    if the checks then raise ContentError). `while_parsing`, if given, is called with the site (if site.yml
+    loaded) while the workers parse the entries, as the rest of the content is loaded (`load_entries`'
+    `meanwhile`): a full build prepares there what needs no entry."""
     problems = Problems()
     if not content_dir.is_dir():
         problems.add(str(content_dir), 1, "content directory not found", "pass --content DIR")
@@ -331,17 +340,26 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     moods = load_moods(content_dir, problems)
     categories = load_categories(content_dir, moods, problems)
     facets = load_facets(content_dir, problems)
-    loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool, workers=workers)
+    site = site.with_base_url(base_url) if site is not None else None
+    rest: list[Any] = []  # the lexicon, the bots and the hash of the content's other files
+
+    def meanwhile() -> None:  # what needs no entry, while the workers parse them
+        rest.extend([load_lexicon(content_dir, categories, moods, problems, facets), load_bots(content_dir, problems)])
+        source = hashlib.blake2b(digest_size=16)
+        for name in ("site.yml", "categories.yml", "moods.yml", "facets.yml", "lexicon.yml", "bots.yml"):
+            if (content_dir / name).exists():
+                source.update((content_dir / name).read_bytes())
+        rest.append(source)
+        if while_parsing is not None and site is not None:
+            while_parsing(site)
+
+    loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool, workers=workers,
+                          meanwhile=meanwhile)
     entries = loaded.entries  # in file order: the checks report the first of two entries in that order
-    lexicon = load_lexicon(content_dir, categories, moods, problems, facets)
-    bots = load_bots(content_dir, problems)
-    source = hashlib.blake2b(digest_size=16)
-    for name in ("site.yml", "categories.yml", "moods.yml", "facets.yml", "lexicon.yml", "bots.yml"):
-        if (content_dir / name).exists():
-            source.update((content_dir / name).read_bytes())
+    lexicon, bots, source = rest
     source.update(loaded.source_hash.encode())
     kb = None if site is None else KnowledgeBase(
-        site=site.with_base_url(base_url), categories=categories, moods=moods,
+        site=site, categories=categories, moods=moods,
         entries=sorted(entries, key=lambda e: collation_key(e.title)), warnings=[], source_hash=source.hexdigest(),
         lexicon=lexicon, bots=bots, facets=facets, packed=loaded.packed, cache_root=loaded.cache_root,
         keys=loaded.keys,

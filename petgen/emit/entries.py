@@ -18,9 +18,11 @@ import multiprocessing
 import os
 import pickle
 import shutil
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
+from multiprocessing.context import BaseContext
 from pathlib import Path
 
 from petgen.build.cache import Packed, write_atomic
@@ -34,15 +36,67 @@ from petgen.emit.site import PageRenderer
 PARALLEL_THRESHOLD = 1000
 KEEP_PAGE_CONTEXTS = 3
 DAMAGED = -1  # what `_emit_chunk` returns for a chunk it cannot unpickle
+TAKEN = -2  # what a worker's task returns for a chunk that the build process took back (`Claims`)
 Shared = tuple[Site, PageRenderer, Path, Path | None]  # the site, the renderer, the tree, the page cache
 _received: tuple[bytes, Shared] | None = None  # in a worker: the last context it unpickled
 
 Result = tuple[dict[str, dict[str, str]], dict[str, str], int]  # routes, files written, entries written
 
 
-def _emit_packed(context: bytes, task: Packed) -> Result:
-    """Write the entries of one chunk (in a worker); `context` is the build's `Shared`, pickled."""
+class Claims:
+    """Which chunks of entries the build process takes back (`_take_back`) and which the workers have started, in
+    memory that the workers forked after it was made share (`shared_claims`): the build process can take back a
+    chunk that a worker has been handed but not started (the executor hands each worker its next chunks ahead,
+    which `Future.cancel` cannot take back: at the end of a full build, this process waited for up to five chunks
+    that it could have written). The chunks are taken back last first, as the workers start them first first."""
+
+    def __init__(self, context: BaseContext) -> None:
+        self.lock = context.Lock()
+        self.bounds = context.RawArray("q", 2)  # the first chunk taken back, one past the last chunk started
+
+    def reset(self) -> None:
+        """For a new build's chunks: none taken back, none started."""
+        with self.lock:
+            self.bounds[0], self.bounds[1] = sys.maxsize, 0
+
+    def start(self, at: int) -> bool:
+        """Whether a worker is to write the chunk at position `at` (not taken back); it is started if so."""
+        with self.lock:
+            if at >= self.bounds[0]:
+                return False
+            self.bounds[1] = max(self.bounds[1], at + 1)
+            return True
+
+    def take(self, at: int) -> bool:
+        """Whether the build process may write the chunk at position `at` (no worker started it or a later one);
+        no worker starts it then."""
+        with self.lock:
+            if at < self.bounds[1]:
+                return False
+            self.bounds[0] = min(self.bounds[0], at)
+            return True
+
+
+_claims: Claims | None = None  # while set (`shared_claims`), workers forked share it with this process
+
+
+@contextmanager
+def shared_claims(context: BaseContext) -> Iterator[None]:
+    """`Claims` for the workers forked meanwhile (from `context`, a fork context) and this process to share."""
+    global _claims
+    _claims = Claims(context)
+    try:
+        yield
+    finally:
+        _claims = None
+
+
+def _emit_packed(context: bytes, task: Packed, at: int) -> Result:
+    """Write the entries of one chunk (in a worker), unless the build process took it back (`Claims`; `at`: its
+    position); `context` is the build's `Shared`, pickled."""
     global _received
+    if _claims is not None and not _claims.start(at):
+        return {}, {}, TAKEN
     if _received is None or _received[0] != context:
         _received = (context, pickle.loads(context))
     return _emit_into(_received[1], task)
@@ -146,10 +200,13 @@ def entries_context(kb: KnowledgeBase, writer: DistWriter, pages: PageRenderer) 
     return pickle.dumps((kb.site, pages, writer.root, _prepare_page_cache(kb, pages)), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def submit_entries(pool: Executor, context: bytes, tasks: list[Packed]) -> list[Future[Result]]:
+def submit_entries(pool: Executor, context: bytes, tasks: list[Packed], first: int = 0) -> list[Future[Result]]:
     """Hand chunks of entries to the workers of `pool` to write (`emit_entries` collects what they wrote);
-    `context`: `entries_context`."""
-    return [pool.submit(_emit_packed, context, task) for task in tasks]
+    `context`: `entries_context`; `first`: the position of `tasks[0]` among the build's chunks (a build may hand
+    them out in more than one call; the first call, at 0, begins the build's `Claims`)."""
+    if first == 0 and _claims is not None:
+        _claims.reset()
+    return [pool.submit(_emit_packed, context, task, first + n) for n, task in enumerate(tasks)]
 
 
 def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None = None,
@@ -197,10 +254,12 @@ def _take_back(futures: list[Future[Result]], emit: Callable[[int], Result],
     """Write in this process, last first, the chunks that no worker has started (`emit` of a chunk's position),
     until a worker has: this process is done with the rest of the build, and would otherwise wait while the
     workers write (whichever finishes its other work first, the index or the list pages, writes more entries).
-    Returns what was written, by position; the workers write the others."""
+    A chunk handed to a worker ahead is taken back only with `Claims`. Returns what was written, by position; the
+    workers write the others."""
     taken: dict[int, Result] = {}
     for i in range(len(futures) - 1, -1, -1):
-        if not futures[i].cancel():  # a worker has it (or has it queued): so it has every chunk before it too
+        # Not taken back if a worker has it, or has it queued without `Claims`: so it has every chunk before it too.
+        if not futures[i].cancel() and (_claims is None or not _claims.take(i)):
             break
         taken[i] = emit(i)
         if progress:

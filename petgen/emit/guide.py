@@ -15,14 +15,18 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
 from petgen.build.dist import HTML, DistWriter, content_hash, unit_key
 from petgen.content.kb import KnowledgeBase
+from petgen.content.model import Site
 from petgen.contract.errors import ERROR_CODES
 from petgen.emit.templating import environment, markdown
+
+if TYPE_CHECKING:  # Jinja is imported with the first environment (petgen/emit/templating.py)
+    from jinja2 import Environment
 
 DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"
 
@@ -175,12 +179,18 @@ def emit_docs(kb: KnowledgeBase, writer: DistWriter, openapi_key: str, document:
     writer.unit("docs", key, lambda: _emit_docs(kb, writer, document()))
 
 
-def _emit_docs(kb: KnowledgeBase, writer: DistWriter, document: dict[str, Any]) -> None:
-    env = environment(kb.site)
+def docs_environment(site: Site) -> Environment:
+    """The site's `environment`, with the filters of the /docs templates."""
+    env = environment(site)
     env.filters["md"] = inline_markdown
     env.filters["schema_name"] = schema_name
     env.filters["schema_text"] = schema_text
     env.filters["folded_json"] = folded_json
+    return env
+
+
+def _emit_docs(kb: KnowledgeBase, writer: DistWriter, document: dict[str, Any]) -> None:
+    env = docs_environment(kb.site)
     base = kb.site.base_url
     guide = [page for page in GUIDE if (DOCS_DIR / f"{page.slug}.md").is_file()]
     common = {"site": kb.site, "api": document, "guide": guide}

@@ -17,7 +17,7 @@ from markupsafe import Markup
 from petgen.build.cache import fingerprint
 from petgen.build.dist import HTML, DistWriter, unit_key
 from petgen.content.kb import KnowledgeBase
-from petgen.content.model import Entry, FacetValue
+from petgen.content.model import Entry, FacetValue, Site
 from petgen.contract.resources import entry_url
 from petgen.emit.browse import Browse, emit_lists
 from petgen.emit.namepage import FacetParts, Frame, article, facet_parts, kept_frame
@@ -147,6 +147,18 @@ def installed_version(package: str) -> str:
     from importlib.metadata import version
 
     return version(package)
+
+
+def compile_templates(site: Site) -> None:
+    """Compile every template of `site`'s pages into its `environment`, which keeps them (a full build renders
+    them all). A full build of many entries does this while its workers parse the entries and this process waits
+    for them: else the workers would wait meanwhile for their first entries to write (whose page frame is made
+    of name.html), and this process would compile the others when it is the one left to finish, after the parse."""
+    from petgen.emit.guide import docs_environment  # here: a rebuild after one edit imports none of /docs' modules
+
+    env = docs_environment(site)
+    for name in env.list_templates(extensions=["html"]):
+        env.get_template(name)
 
 
 def emit_site(kb: KnowledgeBase, writer: DistWriter) -> None:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import orjson
@@ -13,17 +16,20 @@ import xxhash
 from jsonschema import Draft202012Validator, FormatChecker
 
 from petgen.build import dist
+from petgen.build.cache import EntryCache
 from petgen.build.dist import DistWriter, remove_tree
 from petgen.build.pipeline import ApiEntry, _emit_api_task, api_handoff, build
 from petgen.content.kb import PARALLEL_THRESHOLD as PARSE_THRESHOLD
-from petgen.content.kb import load_knowledge_base
+from petgen.content.kb import KnowledgeBase, load_knowledge_base
+from petgen.content.model import Site
 from petgen.content.problems import ContentError
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
+from petgen.emit import templating
 from petgen.emit.api import emit_api
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
-from petgen.emit.entries import emit_entries, entries_context, submit_entries
-from petgen.emit.site import PageRenderer
+from petgen.emit.entries import TAKEN, emit_entries, entries_context, shared_claims, submit_entries
+from petgen.emit.site import PageRenderer, compile_templates
 from tests.conftest import BASE_URL, REPO, write_site
 
 
@@ -117,36 +123,114 @@ def _wait_at_gate() -> None:
     _GATE[0].wait(60)
 
 
-def test_the_build_process_writes_the_chunks_no_worker_has_started(tmp_path: Path) -> None:
-    """Once the build process is done with the rest, it takes back the chunks of entries that no worker has
-    started and writes them itself: here the pool's only worker is busy until the first chunk taken back is
-    written. The files and routes are those of a build in one process."""
-    def files(root: Path) -> dict[str, bytes]:
-        return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
+
+def _written_alone(tmp_path: Path) -> tuple[KnowledgeBase, PageRenderer, DistWriter]:
+    """A knowledge base of enough entries for workers, its pages, and its entries written in this process."""
     content = write_corpus(tmp_path / "content", EMIT_THRESHOLD + 100, taxonomy_from=REPO / "content")
     kb = load_knowledge_base(content, workers=1)
     pages = PageRenderer(kb)
     alone = DistWriter(tmp_path / "alone")
     alone.root.mkdir()
     emit_entries(kb, alone, pages=pages, workers=1)
+    return kb, pages, alone
+
+
+@contextmanager
+def _behind_a_busy_worker(tmp_path: Path, kb: KnowledgeBase, pages: PageRenderer, *, claims: bool
+                          ) -> Iterator[tuple[ProcessPoolExecutor, list[Future], DistWriter]]:
+    """A pool of one worker, busy until the gate is set (at the latest once the block is done), handed every chunk
+    of `kb` to write into a fresh tree after that (with `Claims` shared, if `claims`): the pool, the chunks' futures
+    and the tree's writer."""
     context = multiprocessing.get_context("fork")
     _GATE[:] = [context.Event()]
     try:
-        with ProcessPoolExecutor(1, mp_context=context) as pool:
+        with shared_claims(context) if claims else nullcontext(), ProcessPoolExecutor(1, mp_context=context) as pool:
             busy = pool.submit(_wait_at_gate)
             taken = DistWriter(tmp_path / "taken")
             taken.root.mkdir()
-            futures = submit_entries(pool, entries_context(kb, taken, pages), kb.packed)
-            emit_entries(kb, taken, pages=pages, pool=pool, submitted=futures, progress=lambda _: _GATE[0].set())
+            yield pool, submit_entries(pool, entries_context(kb, taken, pages), kb.packed), taken
+            _GATE[0].set()
             busy.result()
     finally:
         _GATE[0].set()
         _GATE.clear()
+
+
+def test_the_build_process_writes_the_chunks_no_worker_has_started(tmp_path: Path) -> None:
+    """Once the build process is done with the rest, it takes back the chunks of entries that no worker has
+    started and writes them itself: here the pool's only worker is busy until the first chunk taken back is
+    written. The files and routes are those of a build in one process."""
+    kb, pages, alone = _written_alone(tmp_path)
+    with _behind_a_busy_worker(tmp_path, kb, pages, claims=False) as (pool, futures, taken):
+        emit_entries(kb, taken, pages=pages, pool=pool, submitted=futures, progress=lambda _: _GATE[0].set())
     assert len(futures) > 3 and futures[-1].cancelled()  # taken back before the worker was free again
     assert not futures[0].cancelled()  # queued for the worker already: it wrote that one
     assert taken.routes == alone.routes and taken.written == alone.written
-    assert files(taken.root) == files(alone.root)
+    assert _files(taken.root) == _files(alone.root)
+
+
+def test_the_build_process_takes_back_the_chunks_a_worker_was_handed_but_has_not_started(tmp_path: Path) -> None:
+    """With `Claims` shared with the workers (a full build's early workers), the build process also takes back the
+    chunks that the executor has handed a worker ahead, which `Future.cancel` cannot: here every chunk, the pool's
+    only worker being busy until this process is done. The worker then skips them; the files and routes are those
+    of a build in one process."""
+    kb, pages, alone = _written_alone(tmp_path)
+    with _behind_a_busy_worker(tmp_path, kb, pages, claims=True) as (pool, futures, taken):
+        while not futures[0].running():  # handed to the worker ahead, behind the task it is busy with
+            time.sleep(0.01)
+        emit_entries(kb, taken, pages=pages, pool=pool, submitted=futures)
+    handed = [f for f in futures if not f.cancelled()]
+    assert handed and all(f.result() == ({}, {}, TAKEN) for f in handed)
+    assert taken.routes == alone.routes and taken.written == alone.written
+    assert _files(taken.root) == _files(alone.root)
+
+
+def test_the_rest_of_the_content_is_loaded_while_the_workers_parse(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """With workers that parse, the lexicon, the bots and `while_parsing` (a full build compiles its templates
+    there) are done once every file is handed to them and before the first parsed chunk is taken; in one process,
+    before the files are parsed. Either way the knowledge base is the same as without `while_parsing`."""
+    content = write_corpus(tmp_path / "content", PARSE_THRESHOLD + 100, taxonomy_from=REPO / "content")
+    events: list[str] = []
+    taken = EntryCache.add_chunk
+    monkeypatch.setattr(EntryCache, "add_chunk", lambda self, blob: events.append("chunk") or taken(self, blob))
+    seen: list[Site] = []
+
+    def meanwhile(site: Site) -> None:
+        events.append("while parsing")
+        seen.append(site)
+
+    plain = load_knowledge_base(content, workers=1, base_url="https://example.org/x")
+    events.clear()
+    alone = load_knowledge_base(content, workers=1, base_url="https://example.org/x", while_parsing=meanwhile)
+    assert events[0] == "while parsing" and events.count("while parsing") == 1 and "chunk" in events
+    events.clear()
+    with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("fork")) as pool:
+        pooled = load_knowledge_base(content, workers=2, pool=pool, base_url="https://example.org/x",
+                                     while_parsing=meanwhile)
+    assert events[0] == "while parsing" and events.count("while parsing") == 1 and events.count("chunk") > 2
+    assert seen == [plain.site, plain.site] and plain.site.base_url == "https://example.org/x"
+    for kb in (alone, pooled):
+        assert (kb.lexicon, kb.bots, kb.source_hash, kb.warnings) == (
+            plain.lexicon, plain.bots, plain.source_hash, plain.warnings)
+        assert [e.slug for e in kb.entries] == [e.slug for e in plain.entries]
+
+
+def test_compile_templates_compiles_every_template_a_full_build_renders(content: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`compile_templates` (while the workers parse) leaves no template for a full build to compile later."""
+    def compiled() -> set[str]:
+        return {template.name for env in templating._environments.values() for template in env.cache.values()}
+
+    monkeypatch.setattr(templating, "_environments", {})
+    kb = build(content, tmp_path / "dist", workers=1).kb
+    rendered = compiled()
+    monkeypatch.setattr(templating, "_environments", {})
+    compile_templates(kb.site)
+    assert {"name.html", "list.html", "overview.html", "docs.html"} <= rendered <= compiled()
 
 
 def test_a_full_build_that_fails_its_checks_across_entries_leaves_nothing_behind(tmp_path: Path) -> None:
