@@ -69,14 +69,20 @@ class Claims:
 
     def take(self, at: int) -> bool:
         """Whether the build process may write the chunk at position `at` (no worker started it or a later one);
-        no worker starts it then."""
-        with self.lock:
+        no worker starts it then. A lock not had within TAKE_WAIT (a worker killed while holding it) takes nothing
+        back: the chunk's future then tells what became of its worker."""
+        if not self.lock.acquire(timeout=TAKE_WAIT):
+            return False
+        try:
             if at < self.bounds[1]:
                 return False
             self.bounds[0] = min(self.bounds[0], at)
             return True
+        finally:
+            self.lock.release()
 
 
+TAKE_WAIT = 1.0  # seconds; the lock is held for a few instructions at a time
 _claims: Claims | None = None  # while set (`shared_claims`), workers forked share it with this process
 
 

@@ -28,7 +28,8 @@ from petgen.contract.schemas import schema_for
 from petgen.emit import templating
 from petgen.emit.api import emit_api
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
-from petgen.emit.entries import TAKEN, emit_entries, entries_context, shared_claims, submit_entries
+from petgen.emit import entries
+from petgen.emit.entries import TAKEN, Claims, emit_entries, entries_context, shared_claims, submit_entries
 from petgen.emit.site import PageRenderer, compile_templates
 from tests.conftest import BASE_URL, REPO, write_site
 
@@ -186,6 +187,20 @@ def test_the_build_process_takes_back_the_chunks_a_worker_was_handed_but_has_not
     assert handed and all(f.result() == ({}, {}, TAKEN) for f in handed)
     assert taken.routes == alone.routes and taken.written == alone.written
     assert _files(taken.root) == _files(alone.root)
+
+
+def test_a_lock_held_by_a_dead_worker_takes_nothing_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """If a worker died holding the lock of `Claims`, the build process does not wait for it for ever: after
+    TAKE_WAIT it takes nothing back (the chunk's future reports the broken pool); with the lock free it takes."""
+    monkeypatch.setattr(entries, "TAKE_WAIT", 0.05)
+    claims = Claims(multiprocessing.get_context("fork"))
+    claims.reset()
+    claims.lock.acquire()  # as a worker killed inside `start` leaves it
+    began = time.monotonic()
+    assert not claims.take(3)
+    assert time.monotonic() - began < 5
+    claims.lock.release()
+    assert claims.take(3) and not claims.start(3) and claims.start(2)
 
 
 def test_the_rest_of_the_content_is_loaded_while_the_workers_parse(tmp_path: Path,
