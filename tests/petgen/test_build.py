@@ -25,10 +25,9 @@ from petgen.content.model import Site
 from petgen.content.problems import ContentError
 from petgen.content.synthetic import write_corpus
 from petgen.contract.schemas import schema_for
-from petgen.emit import templating
+from petgen.emit import entries, templating
 from petgen.emit.api import emit_api
 from petgen.emit.entries import PARALLEL_THRESHOLD as EMIT_THRESHOLD
-from petgen.emit import entries
 from petgen.emit.entries import TAKEN, Claims, emit_entries, entries_context, shared_claims, submit_entries
 from petgen.emit.site import PageRenderer, compile_templates
 from tests.conftest import BASE_URL, REPO, write_site
