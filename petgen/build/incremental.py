@@ -173,15 +173,20 @@ def load_state(cache_dir: Path | None, out: Path) -> BuildState | None:
         return None
     try:
         found = marshal.loads(read_file(state_path(cache_dir, out)))
-        if isinstance(found, dict):
-            for name in _MARSHALLED:
-                found[name] = Marshalled(blob=found[name]) if found.get(name) is not None else None
-            for name in _LAYERED:
-                found[name] = Layered(Marshalled(blob=found[name][0]), found[name][1])
-        state = BuildState(**found) if isinstance(found, dict) else None
-    except Exception:  # noqa: BLE001 - missing, unreadable or from another version: a full build
-        return None
-    if state is None or state.version != STATE_VERSION:
+        if not isinstance(found, dict) or found.get("version") != STATE_VERSION:
+            return None
+        for name in _MARSHALLED:
+            blob = found[name]
+            if blob is not None and not isinstance(blob, bytes):
+                return None
+            found[name] = Marshalled(blob=blob) if blob is not None else None
+        for name in _LAYERED:
+            blob, since = found[name]
+            if not isinstance(blob, bytes) or not isinstance(since, dict):
+                return None
+            found[name] = Layered(Marshalled(blob=blob), since)
+        state = BuildState(**found)
+    except Exception:  # noqa: BLE001 - missing, unreadable or of another shape: a full build
         return None
     if manifest_stamp(out) != state.live_stamp:  # another build (or a hand) changed dist/ since
         return None

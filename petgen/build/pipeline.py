@@ -212,10 +212,10 @@ class Outputs:
     def emit_rest(self, writer: DistWriter, searching: bool = False, api: bool = True) -> None:
         """The list pages, search index, site and discovery documents (while the entries are written); the
         search index only if not `searching` elsewhere (`search_in`), the JSON API only if `api` (not `api_in`)."""
-        if not searching:
-            emit_search_index(self.kb, writer, state=self.search_state)
         from petgen.emit.discovery import emit_openapi_and_discovery  # see `_emit_child_part`
 
+        if not searching:
+            emit_search_index(self.kb, writer, state=self.search_state)
         if api:
             emit_api(self.kb, writer)
         emit_openapi_and_discovery(self.kb, writer)
@@ -403,7 +403,7 @@ class Edit:
         global _forked
         if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
             return
-        _forked = (self.outputs, cast(TreeWriter, self.writer))
+        _forked = (self.outputs, cast(TreeWriter, self.writer), self.target.fd if self.target is not None else None)
         try:
             self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
             self.child = self.pool.submit(_emit_forked)  # with "fork", the child is forked here, in `submit`
@@ -488,13 +488,17 @@ class Edit:
 
 
 ChildResult = tuple[Routes, dict[str, str], dict[str, Unit], int, int]
-_forked: tuple[Outputs, TreeWriter] | None = None  # set in the parent while it forks the child of an `Edit`
+# Set in the parent while it forks the child of an `Edit`: what it writes, into which tree, and the descriptor that
+# holds the tree's lock (which the child inherits and closes).
+_forked: tuple[Outputs, TreeWriter, int | None] | None = None
 
 
 def _emit_forked() -> ChildResult:
     """An `Edit`'s child: its part written into the same tree; the routes, files and units go back to the parent."""
     assert _forked is not None
-    outputs, parent = _forked
+    outputs, parent, locked = _forked
+    if locked is not None:  # the tree's lock lasts while any copy of its descriptor is open: the build process's
+        os.close(locked)  # alone, so that the lock ends when it releases the tree, not when this child has exited
     writer = TreeWriter(parent.root, present=parent.present, source=parent.source, context=parent.context,
                         earlier=parent.earlier)
     _emit_child_part(outputs, writer)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from operator import itemgetter
@@ -41,9 +40,9 @@ from petgen.content.phrasewords import (
     word_ids,
 )
 from petgen.content.problems import Problems
-from petgen.content.text import letter_runs, slugify, word_count, word_runs
+from petgen.content.text import slugify, word_count, word_runs
 from petgen.content.vocabularies import check_aliases, check_entry, check_facets, found_nothing, vocabulary_problems
-from petgen.search.index import fold_word, words, words_each
+from petgen.search.index import words, words_each
 
 EXAMPLES = 4
 CATEGORIES_PER_ENTRY = (1, 4)
@@ -79,16 +78,8 @@ def fold(text: str) -> str:
 
 
 def fold_each(texts: Sequence[str]) -> list[str]:
-    """`fold` of each text, in one pass over all of them (NUL between them: as a starter that composes with
-    nothing, it keeps NFC and casefolding to each text; as a non-word, out of every word; with spaces around it,
-    a token of its own for `letter_runs`)."""
-    joined = " \x00 ".join(texts)
-    if joined.count("\x00") != len(texts) - 1:  # the separator itself in a text
-        return [fold(text) for text in texts]
-    tokens = letter_runs(unicodedata.normalize("NFC", joined).casefold(), "\x00")  # `words`' tokens, and the NULs
-    parts = " ".join(map(fold_word, tokens)).split("\x00")
-    last = len(parts) - 1  # each part but the first starts, each but the last ends, with the space around a NUL
-    return [part[1 if i else 0:len(part) - (i < last)] for i, part in enumerate(parts)]
+    """`fold` of each text, in one pass over all of them (`words_each`)."""
+    return list(map(" ".join, words_each(list(texts))))
 
 
 def validate(entries: list[Entry], categories: list[Category], moods: list[Mood], problems: Problems,

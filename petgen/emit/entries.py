@@ -37,6 +37,8 @@ PARALLEL_THRESHOLD = 1000
 KEEP_PAGE_CONTEXTS = 3
 DAMAGED = -1  # what `_emit_chunk` returns for a chunk it cannot unpickle
 TAKEN = -2  # what a worker's task returns for a chunk that the build process took back (`Claims`)
+TAKE_WAIT = 1.0  # seconds; the lock is held for a few instructions at a time
+_claims: Claims | None = None  # while set (`shared_claims`), workers forked share it with this process
 Shared = tuple[Site, PageRenderer, Path, Path | None]  # the site, the renderer, the tree, the page cache
 _received: tuple[bytes, Shared] | None = None  # in a worker: the last context it unpickled
 
@@ -60,7 +62,8 @@ class Claims:
             self.bounds[0], self.bounds[1] = sys.maxsize, 0
 
     def start(self, at: int) -> bool:
-        """Whether a worker is to write the chunk at position `at` (not taken back); it is started if so."""
+        """Whether a worker is to write the chunk at position `at` (not taken back); it is started if so. (A worker
+        waits for the lock as long as it takes: if another died holding it, the executor ends every worker.)"""
         with self.lock:
             if at >= self.bounds[0]:
                 return False
@@ -80,10 +83,6 @@ class Claims:
             return True
         finally:
             self.lock.release()
-
-
-TAKE_WAIT = 1.0  # seconds; the lock is held for a few instructions at a time
-_claims: Claims | None = None  # while set (`shared_claims`), workers forked share it with this process
 
 
 @contextmanager

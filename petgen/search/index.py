@@ -143,15 +143,16 @@ def digest(document: Document) -> bytes:
                                          document.fields]), digest_size=16).digest()
 
 
-def document_terms(fields: dict[str, list[str]], words: list[list[str]] | None = None) -> dict[str, float]:
+def document_terms(fields: dict[str, list[str]], found: list[list[str]] | None = None) -> dict[str, float]:
     """Each word of a document once, at the weight of the best field it occurs in (each text `analyze`d, all of
-    them in one pass). `words`: the `words` of the fields' texts in order (FIELDS', then each field's), if found
+    them in one pass). `found`: the `words` of the fields' texts in order (FIELDS', then each field's), if found
     already (more lists after them are left alone)."""
     texts = [text for name in FIELDS for text in fields.get(name, [])]
     weights = [WEIGHTS[name] for name in FIELDS for _ in fields.get(name, [])]
     seen: dict[str, float] = {}
-    for weight, found in zip(weights, words if words is not None else words_each(texts)):
-        for word in [w for w in found if w not in STOPWORDS] or found:
+    assert found is None or len(found) >= len(texts), "`found` holds the words of every text, in FIELDS' order"
+    for weight, each in zip(weights, found if found is not None else words_each(texts)):
+        for word in [w for w in each if w not in STOPWORDS] or each:
             if seen.get(word, 0.0) < weight:
                 seen[word] = weight
     return seen

@@ -179,7 +179,9 @@ def test_the_build_process_takes_back_the_chunks_a_worker_was_handed_but_has_not
     of a build in one process."""
     kb, pages, alone = _written_alone(tmp_path)
     with _behind_a_busy_worker(tmp_path, kb, pages, claims=True) as (pool, futures, taken):
+        deadline = time.monotonic() + 30
         while not futures[0].running():  # handed to the worker ahead, behind the task it is busy with
+            assert time.monotonic() < deadline, "the executor never handed the worker its first chunk"
             time.sleep(0.01)
         emit_entries(kb, taken, pages=pages, pool=pool, submitted=futures)
     handed = [f for f in futures if not f.cancelled()]

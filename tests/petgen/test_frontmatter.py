@@ -98,7 +98,6 @@ def test_front_matter_is_split_at_the_first_closing_line(lines: list[str]) -> No
     assert split_front_matter(text) == _split_line_by_line(text)
 
 
-
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(st.sampled_from(ALPHABET[:40] + ["e", "E", "x", "_", "b", "inf", ".nan", "<<", "yes", "null", "C"]),
                 min_size=1, max_size=6).map("".join))

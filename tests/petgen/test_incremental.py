@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 import multiprocessing
+import multiprocessing.util
 import os
 import random
 import re
@@ -619,3 +621,48 @@ def test_an_edit_that_changes_no_overview_renders_no_template(bundled: Path, tmp
     build(bundled, clean, base_url=BASE_URL)
     assert rendered  # without a cache the frames are made from the templates
     assert tree(out) == tree(clean)
+
+
+@pytest.mark.parametrize("field,value", [("routes", (b"\x00", [1, 2])), ("routes", "x"), ("live", [1]),
+                                         ("version", -1)])
+def test_a_state_of_another_shape_is_a_full_build(bundled: Path, tmp_path: Path, field: str, value: Any) -> None:
+    """A state file whose parts are not of the shape this version writes (another version's, or damaged) is no
+    state: the next build is a full one, not a traceback."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+    path = petgen.build.incremental.state_path(cache, out)
+    found = marshal.loads(path.read_bytes())
+    found[field] = value
+    path.write_bytes(marshal.dumps(found))
+    assert load_state(cache, out) is None
+    assert build(bundled, out, base_url=BASE_URL, cache_dir=cache).changed is None  # a full build
+    assert load_state(cache, out) is not None
+
+
+def _slow_to_exit() -> Any:
+    """An edit's child part that keeps its process alive for a second after it is done (as a busy machine might)."""
+    multiprocessing.util.Finalize(None, time.sleep, args=(1.0,), exitpriority=0)
+    return _child_part()
+
+
+_child_part = petgen.build.pipeline._emit_forked
+
+
+def test_the_tree_swapped_in_is_not_locked_by_an_edits_child(bundled: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The child of an edit inherits the descriptor that locks the tree it writes into; it closes it, so that a
+    runtime can lock the new tree as soon as the build has returned, not only once the child has exited."""
+    out, cache = tmp_path / "dist", tmp_path / "cache"
+    path = bundled / "names" / "baerchen.md"
+    text = path.read_text(encoding="utf-8")
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(petgen.build.pipeline, "_emit_forked", _slow_to_exit)
+    for number in range(3):  # the third build recycles the spare, which it locks
+        path.write_text(text.replace("meaning: ", f"meaning: Fassung {number}, "), encoding="utf-8")
+        result = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
+        fd = os.open(out, os.O_RDONLY)
+        try:
+            assert petgen.build.dist.lock_tree(fd, exclusive=False, wait=False), number
+        finally:
+            os.close(fd)
+    assert result.changed is not None
