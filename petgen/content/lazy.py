@@ -10,6 +10,8 @@ Code that reads an entry cannot tell the difference: a field is always there, on
 
 from __future__ import annotations
 
+from dataclasses import MISSING
+from dataclasses import fields as dataclass_fields
 from typing import Any, Protocol
 
 from petgen.content.model import Entry
@@ -71,12 +73,14 @@ class LazyEntry(Entry):
         return _plain, (self.whole().__dict__,)
 
 
-class _Later:
-    """A field of `LATER_FIELDS` on a `LazyEntry`, loaded with the entry's other later fields when first read (a
-    descriptor: the field's default, a class attribute, would keep `__getattr__` from being called for it)."""
+class _Loaded:
+    """A field of `Entry` with a default that `LIGHT_FIELDS` leaves out, on a `LazyEntry` (a descriptor: the default,
+    a class attribute, would keep `__getattr__` from being called for it, and the default be read instead of the
+    entry's value): loaded when first read, with the entry's other `LATER_FIELDS` if it is one, else with the whole
+    entry."""
 
     def __init__(self, name: str) -> None:
-        self.name = name
+        self.name, self.later = name, name in LATER_FIELDS
 
     def __get__(self, entry: LazyEntry | None, owner: type | None = None) -> Any:
         if entry is None:
@@ -84,12 +88,16 @@ class _Later:
         fields = entry.__dict__  # without the field: else it would be read from there, not through this
         found = fields.get(_SOURCE)
         if found is not None:
-            fields.update(found[0].later(found[1]))
+            if self.later:
+                fields.update(found[0].later(found[1]))
+            else:
+                entry._complete()
         return fields[self.name] if self.name in fields else getattr(Entry, self.name)
 
 
-for _name in LATER_FIELDS:
-    setattr(LazyEntry, _name, _Later(_name))
+for _name in sorted({*LATER_FIELDS, *(f.name for f in dataclass_fields(Entry) if f.default is not MISSING)}
+                    - set(LIGHT_FIELDS)):
+    setattr(LazyEntry, _name, _Loaded(_name))
 
 
 def _plain(fields: dict[str, Any]) -> Entry:

@@ -399,6 +399,18 @@ def test_a_lazy_entry_reads_its_later_fields_apart_from_its_chunk(content: Path,
     assert [e.terms for e in kb.entries] == [e.terms for e in fresh.entries] and parsed == []  # from the chunks
 
 
+def test_a_lazy_entry_loads_a_field_with_a_default_when_it_is_read_first(bundled: Path, tmp_path: Path) -> None:
+    """A field with a default that the light form leaves out (`caution`, `phrases`) reads as the entry's value, not
+    as the default, even when it is the first field read of a lazy entry."""
+    build(bundled, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
+    fresh = petgen.content.kb.load_knowledge_base(bundled, base_url=BASE_URL)
+    for name in ("caution", "phrases"):
+        kb = petgen.content.kb.load_knowledge_base(bundled, base_url=BASE_URL, cache_dir=tmp_path / "c")
+        assert all(isinstance(e, LazyEntry) and name not in vars(e) for e in kb.entries)
+        assert [getattr(e, name) for e in kb.entries] == [getattr(e, name) for e in fresh.entries]
+    assert any(e.caution for e in fresh.entries) and all(e.phrases for e in fresh.entries)
+
+
 def test_entries_pickle_as_their_field_values_and_load_the_same(content: Path) -> None:
     """Entries go between the build's processes pickled as the values of their fields in order: they load as
     equal entries with every field, a lazy entry as the whole plain entry, and one with an attribute of its own
