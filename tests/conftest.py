@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -146,3 +147,18 @@ def make_client() -> Callable[..., TestClient]:
 @pytest.fixture
 def client(dist: Path, make_client: Callable[..., TestClient]) -> TestClient:
     return make_client(dist, rate_limit=0)
+
+
+def made_or_not(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str) -> list[bool]:
+    """Wrap the function `owner.name` for the test: the list it returns gets, per call, whether the call made
+    something (returned other than None)."""
+    made: list[bool] = []
+    original = getattr(owner, name)
+
+    def spy(*args):  # type: ignore[no-untyped-def]
+        found = original(*args)
+        made.append(found is not None)
+        return found
+
+    monkeypatch.setattr(owner, name, spy)
+    return made

@@ -136,8 +136,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
         pages = begun[0].pages if begun else edit.pages if edit else PageRenderer(kb)
         keys = edit.entry_keys() if edit else entry_keys(kb, pages) if cache_dir is not None else {}
         if edit is not None and edit.writer is not None:
-            assert state is not None
-            writer: DistWriter = edit.finish(state)
+            writer: DistWriter = edit.finish()
             changed: int | None = cast(TreeWriter, writer).changed
             if progress:
                 progress(len(kb.entries))
@@ -373,7 +372,7 @@ class Edit:
     outputs: Outputs
     pages: PageRenderer
     keys: dict[str, str] | None = None  # `entry_keys`, made when first needed
-    state: BuildState | None = None  # the last build's, when it was made in this build's context
+    state: BuildState | None = None  # the last build's, when few entries changed since (then `writer` is set)
     target: Target | None = None
     writer: TreeWriter | None = None
     pool: ProcessPoolExecutor | None = None
@@ -417,11 +416,11 @@ class Edit:
             self.keys = entry_keys(self.outputs.kb, self.pages, (state.keys, state.sources) if state else None)
         return self.keys
 
-    def finish(self, state: BuildState) -> TreeWriter:
+    def finish(self) -> TreeWriter:
         """The rest of the build: the changed entries, the site and the JSON API, the child's part taken over, then the
         sitemap, the manifest, the old files removed; the tree swapped in and the state saved."""
-        outputs, writer, target = self.outputs, self.writer, self.target
-        assert writer is not None and target is not None
+        outputs, writer, target, state = self.outputs, self.writer, self.target, self.state
+        assert writer is not None and target is not None and state is not None
         out_dir, spare = outputs.out_dir, spare_path(outputs.out_dir)
         try:
             before = state.routes.value  # not read before the child was forked: it never needs them

@@ -14,7 +14,7 @@ import pytest
 from petgen.content import findings
 from petgen.content.kb import load_knowledge_base
 from petgen.content.problems import ContentError, Problem
-from tests.conftest import entry_text
+from tests.conftest import entry_text, made_or_not
 from tests.petgen.test_incremental import RELATED
 
 
@@ -93,15 +93,7 @@ class Breaker:
 @pytest.mark.parametrize(("seed", "keep"), [(1, findings.KEEP_STATE), (2, findings.KEEP_STATE), (3, 2)])
 def test_findings_of_a_cached_load_equal_those_of_a_clean_load(bundled: Path, tmp_path: Path, seed: int, keep: int,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    updates: list[bool] = []
-    original = findings.update
-
-    def spy(*args):  # type: ignore[no-untyped-def]
-        made = original(*args)
-        updates.append(made is not None)
-        return made
-
-    monkeypatch.setattr(findings, "update", spy)
+    updates = made_or_not(monkeypatch, findings, "update")
     monkeypatch.setattr(findings, "KEEP_STATE", keep)  # 2: the state is saved again every few loads
     breaker, cache, kinds = Breaker(bundled, seed), tmp_path / "cache", set()
     assert problems(bundled, cache) == problems(bundled)
@@ -143,7 +135,8 @@ def test_an_unchanged_entry_is_checked_again_where_a_change_shows_in_it(bundled:
     title, the hint of a broken link names another slug as the nearest."""
     cache, names = tmp_path / "cache", bundled / "names"
     text = (names / "achi.md").read_text(encoding="utf-8")
-    text = text.replace("variants: [Akhi,", "variants: [Kumpelchen, Akhi,").replace("related: [bro,", "related: [hasix, bro,")
+    text = text.replace("variants: [Akhi,", "variants: [Kumpelchen, Akhi,")
+    text = text.replace("related: [bro,", "related: [hasix, bro,")
     (names / "achi.md").write_text(text, encoding="utf-8")
     steps = [("kumpelchen.md", entry_text("Kumpelchen")), ("hasixy.md", entry_text("Hasixy")),
              ("kumpelchen.md", None), ("hasixy.md", None)]

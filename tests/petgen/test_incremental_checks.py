@@ -17,22 +17,14 @@ from petgen.content.lazy import LazyEntry
 from petgen.content.phrases import STATE
 from petgen.content.synthetic import write_corpus
 from petgen.content.validate import MAX_PHRASE_ENTRIES
-from tests.conftest import REPO
+from tests.conftest import REPO, made_or_not
 from tests.petgen.test_incremental import Editor
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_problems_of_a_cached_load_equal_those_of_a_clean_load(tmp_path: Path, seed: int,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    updates: list[bool] = []
-    original = phrases._updated
-
-    def spy(*args):  # type: ignore[no-untyped-def]
-        made = original(*args)
-        updates.append(made is not None)
-        return made
-
-    monkeypatch.setattr(phrases, "_updated", spy)
+    updates = made_or_not(monkeypatch, phrases, "_updated")
     # A few entries more than the limit: their common phrases are reported, and drop under the limit (and come
     # back) as entries are deleted (and moved back in from `more`).
     more = write_corpus(tmp_path / "more", MAX_PHRASE_ENTRIES + 8, taxonomy_from=REPO / "content")
