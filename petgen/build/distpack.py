@@ -17,7 +17,9 @@ runtime maps them (runtime/builds/routes.py, summaries.py): a load does no work 
 
 from __future__ import annotations
 
-from itertools import chain
+from collections import Counter
+from itertools import chain, compress, repeat
+from operator import attrgetter, contains
 from pathlib import Path
 from typing import Any
 
@@ -250,16 +252,15 @@ def filter_documents(items: list[Summary], data: dict[str, Any]) -> dict[tuple[s
     return found
 
 
-def citations(entries: list[Any]) -> list[int]:
-    """For each entry (in list order), how many other entries name it among their related ones."""
-    order = {entry.slug: n for n, entry in enumerate(entries)}
-    counts = [0] * len(entries)
-    for entry in entries:
-        for slug in set(entry.related):
-            n = order.get(slug)
-            if n is not None and slug != entry.slug:
-                counts[n] += 1
-    return counts
+def citations(entries: list[Any], slugs: list[str] | None = None) -> list[int]:
+    """For each entry (in list order), how many other entries name it among their related ones (`slugs`: the
+    entries' slugs, if at hand). One count over every entry's related slugs, each named once per entry."""
+    slugs = slugs if slugs is not None else [entry.slug for entry in entries]
+    related = list(map(attrgetter("related"), entries))
+    named = Counter(chain.from_iterable(map(set, related)))
+    for slug in compress(slugs, map(contains, related, slugs)):  # an entry naming itself is not named by another
+        named[slug] -= 1
+    return list(map(named.get, slugs, repeat(0)))
 
 
 def summary_pack(data: dict[str, Any], encoded: list[bytes] | None = None, *,

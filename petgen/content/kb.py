@@ -102,10 +102,14 @@ class KnowledgeBase:
         category = next((c for c in self.categories if c.slug == slug), None)
         return list(islice(filter(category.has, self.entries), count)) if category is not None else []
 
-    def facet_counts(self) -> dict[str, dict[str, int]]:
-        """Entries per value of each facet, every value listed (0 included), in the vocabulary's order."""
+    def facet_counts(self, known: dict[str, dict[str, int]] | None = None) -> dict[str, dict[str, int]]:
+        """Entries per value of each facet, every value listed (0 included), in the vocabulary's order; `known`: those
+        of some facets, counted otherwise already (`emit_api` has them from its lists), taken as they are."""
         counts: dict[str, dict[str, int]] = {}
         for name in self.facets.values:
+            if known and name in known:
+                counts[name] = known[name]
+                continue
             per_value = counts[name] = dict.fromkeys(self.facets.slugs(name), 0)
             values = list(map(attrgetter(name), self.entries))
             found = Counter(chain.from_iterable(values) if values and isinstance(values[0], list) else values)

@@ -119,9 +119,22 @@ def list_filters(kb: KnowledgeBase, members: list[tuple[Filter, ...]],
     return filters
 
 
+def listed_counts(kb: KnowledgeBase, filters: dict[Filter, list[int]]) -> dict[str, dict[str, int]]:
+    """The entries per value of each filter facet that has a vocabulary, as `KnowledgeBase.facet_counts` has them:
+    the sizes of its lists (`list_filters`), without a look at an entry. The checks let an entry list no value
+    outside such a vocabulary, nor one twice, so each of its entries is in the list of each of its values once."""
+    return {name: {value: len(filters[((name, value),)]) for value in values}
+            for name in FILTER_FACETS if (values := kb.facets.slugs(name))}
+
+
 def list_stem(filters: Filter, offset: int) -> str:
     parts = [f"{name}-{value}" for name, value in filters] + ([f"offset-{offset}"] if offset else [])
     return "api/names/list/" + (".".join(parts) or "all")
+
+
+def fragments_of(encoded: list[bytes], documents: list[int]) -> list[orjson.Fragment]:
+    """The summaries of `documents` (positions in list order), to be written as they were encoded."""
+    return [orjson.Fragment(encoded[doc]) for doc in documents]
 
 
 def emit_name(entry: Entry, site: Site, writer: DistWriter) -> None:
@@ -150,32 +163,31 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     make = partial(encoded_summary, site=site, member=Memberships([c.slug for c in kb.categories], kb.aliases),
                    keyed=keyed)
     # Each summary is encoded once (or taken from the last build's) and written into every list as is (an
-    # `orjson.Fragment`: the same bytes).
+    # `orjson.Fragment`: the same bytes; the data file's items, one fragment of them all).
     entries = kb.entries
-    found: list[Encoded] = memo.get_all(list(map(kb.keys.get, [e.slug for e in entries])),
-                                        lambda i: make(entries[i]))
+    slugs = [e.slug for e in entries]
+    files = list(map(kb.keys.get, slugs))  # the key of each entry's file, by position
+    found: list[Encoded] = memo.get_all(files, lambda i: make(entries[i]))
     memo.save()
-    encoded = [raw for raw, _, _ in found]
-    fragments = [orjson.Fragment(raw) for raw in encoded]
-    index = ListIndex(kb.cache_root / LIST_INDEX, writer.context, list(map(kb.keys.get, [e.slug for e in entries]))
+    encoded, digests, memberships = map(list, zip(*found)) if found else ([], [], [])
+    index = ListIndex(kb.cache_root / LIST_INDEX, writer.context, files
                       ) if kb.cache_root is not None and writer.context else None
-    filters = list_filters(kb, [keys for _, _, keys in found], index)
+    filters = list_filters(kb, memberships, index)
     # Each list page and category resource is a unit (`DistWriter.unit`) keyed by its list's size and the
     # summaries it shows: an edit that changes no summary renders none of them again.
-    digests = [digest for _, digest, _ in found]
 
     def emit_page(key: Filter, matching: list[int], offset: int) -> None:
         query = dict(key)
         page = name_list(matching, filters=query, limit=DEFAULT_LIMIT, offset=offset, base_url=site.base_url,
                          license=license_)
-        page["items"] = list(map(fragments.__getitem__, page["items"]))
+        page["items"] = fragments_of(encoded, page["items"])
         writer.add_hashed(list_route(query, DEFAULT_LIMIT, offset), list_stem(key, offset), encode(page))
 
     def key_of(name: str, key: Filter, start: int, stop: int, *size: str) -> str:
         """A unit's key: as the last build's if no document it shows changed (`ListIndex.unchanged`)."""
         if not keyed:
             return ""
-        kept = index.unchanged(name, key, start, stop) if index is not None and key else None
+        kept = index.unchanged(name, key, start, stop, filters[key]) if index is not None else None
         made = kept or unit_key(*size, *map(digests.__getitem__, filters[key][start:stop]))
         return index.key(name, made) if index is not None else made
 
@@ -187,7 +199,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
 
     def emit_category(category: Category, names: list[int]) -> None:
         writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
-                          encode(category_resource(category, list(map(fragments.__getitem__, names)), site)))
+                          encode(category_resource(category, fragments_of(encoded, names), site)))
 
     items = []
     for category in kb.categories:
@@ -198,7 +210,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
                     partial(emit_category, category, names))
     if index is not None:
         index.save()
-    facet_counts = kb.facet_counts()
+    facet_counts = kb.facet_counts(known=listed_counts(kb, filters))
     writer.add_hashed("/api/categories", "api/categories",
                       encode(category_list(items, kb.moods, site, kb.facets, facet_counts)))
 
@@ -216,16 +228,16 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "moods": [m.slug for m in kb.moods],
         "facets": {name: kb.facets.slugs(name) for name in FILTER_FACETS},
         "facetCounts": facet_counts,
-        "items": fragments,
+        "items": orjson.Fragment(b"[" + b",".join(encoded) + b"]"),
         "lexicon": kb.lexicon,
         "bots": runtime_bots(kb.bots),
-        "cited": citations(kb.entries),  # per entry, how many others name it as related (petgen/build/distpack.py)
+        "cited": citations(entries, slugs),  # per entry, how many others name it as related (petgen/build/distpack.py)
     }
     writer.add_file(None, DATA_FILE, encode(data), "application/json")
     # What `filter_documents` finds in the data file, from the filters (an entry lists a value once).
     vocabulary = {"category": data["categories"], "mood": data["moods"], **data["facets"]}
     docs = {(name, value): filters.get(((name, value),), []) for name in LIST_FILTERS
             for value in vocabulary.get(name, [])}
-    known = ([e.slug for e in kb.entries], [e.title for e in kb.entries], docs)
+    known = (slugs, [e.title for e in entries], docs)
     # What the runtime maps (as it would make it from the data file).
     writer.add_file(None, SUMMARY_PACK, summary_pack(data, encoded, known=known), "application/octet-stream")

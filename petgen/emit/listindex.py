@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import marshal
 from bisect import bisect_left, insort
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from itertools import compress, count
 from operator import ne
 from pathlib import Path
@@ -97,13 +97,16 @@ class ListIndex:
         """A list as grouped in full."""
         self.members[name] = positions
 
-    def unchanged(self, rel: str, name: Any, start: int, stop: int) -> str | None:
+    def unchanged(self, rel: str, name: Any, start: int, stop: int, positions: Sequence[int] | None = None
+                  ) -> str | None:
         """The last build's key of page `rel` (members `start` to `stop` of list `name`), if it still holds: its
-        list has the same members, none of them at a changed position within the page."""
+        list has the same members, none of them at a changed position within the page. `positions`: the list's
+        members, if at hand (the API's list of every entry is none of the index's lists: an edit leaves it as it is)."""
         key = self.kept.get(rel)
         if key is None or self.changed is None or name in self.touched:
             return None
-        positions = self.members.get(name, ())
+        if positions is None:
+            positions = self.members.get(name, ())
         for i in self.changed:
             at = bisect_left(positions, i)
             if at < len(positions) and positions[at] == i and start <= at < stop:

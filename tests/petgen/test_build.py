@@ -80,6 +80,20 @@ def test_same_content_gives_byte_identical_dist(content: Path, tmp_path: Path) -
     assert digest(tmp_path / "one") == digest(tmp_path / "two")
 
 
+def test_the_api_counts_facet_values_and_citations_as_the_entries_have_them(tmp_path: Path) -> None:
+    """The facet counts taken from the list filters' sizes and the citations counted in one pass are those of a
+    count over the entries (every value in the vocabulary's order; each other entry naming one once)."""
+    kb = load_knowledge_base(REPO / "content")
+    build(REPO / "content", tmp_path / "dist")
+    data = orjson.loads((tmp_path / "dist" / "_data" / "index.json").read_bytes())
+    counted = kb.facet_counts()
+    assert [(name, list(counts.items())) for name, counts in data["facetCounts"].items()] == [
+        (name, list(counts.items())) for name, counts in counted.items()]
+    assert load(tmp_path / "dist", "/api/status")["facets"] == counted
+    named = [sum(entry.slug in other.related for other in kb.entries if other is not entry) for entry in kb.entries]
+    assert data["cited"] == named and any(named)
+
+
 def test_workers_and_one_process_give_the_same_dist(tmp_path: Path) -> None:
     """Above the thresholds for worker processes, a full build parses in workers forked first (fed chunk by
     chunk while the files are read), has them build the search index and the JSON API between chunks of entries

@@ -46,6 +46,22 @@ def test_a_page_keeps_its_key_unless_it_shows_a_changed_entry(tmp_path: Path) ->
     assert index.unchanged("moods/neu/", "mood:neu", 0, 48) is None  # no key of the last build
 
 
+def test_a_list_the_index_does_not_keep_is_checked_against_the_positions_given(tmp_path: Path) -> None:
+    """The API's list of every entry is no list of the index: its pages keep their keys by the positions they show."""
+    path = tmp_path / "lists.index"
+    saved(path)
+    index = ListIndex(path, "ctx", FILES)
+    index.patch(lambda i: ())
+    index.key("all/", "k-all")
+    index.key("all/2/", "k-all-2")
+    index.save()
+    index = ListIndex(path, "ctx", ["a1", "b1", "c1", "d2", "e1"])  # position 3 changed
+    index.patch(lambda i: {"mood:zart"})
+    every = range(len(FILES))
+    assert index.unchanged("all/", "all", 0, 3, every) == "k-all"
+    assert index.unchanged("all/2/", "all", 3, 6, every) is None  # shows the changed entry
+
+
 def test_the_lists_are_grouped_again_when_the_index_does_not_fit(tmp_path: Path) -> None:
     path = tmp_path / "lists.index"
     saved(path)
