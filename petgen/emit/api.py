@@ -132,11 +132,6 @@ def list_stem(filters: Filter, offset: int) -> str:
     return "api/names/list/" + (".".join(parts) or "all")
 
 
-def fragments_of(encoded: list[bytes], documents: list[int]) -> list[orjson.Fragment]:
-    """The summaries of `documents` (positions in list order), to be written as they were encoded."""
-    return [orjson.Fragment(encoded[doc]) for doc in documents]
-
-
 def emit_name(entry: Entry, site: Site, writer: DistWriter) -> None:
     """Write one entry's Name resource (called per entry by `emit_entries`)."""
     writer.add_hashed(f"/api/names/{entry.slug}", f"api/names/{entry.slug}", encode(name_resource(entry, site)))
@@ -163,13 +158,14 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
     make = partial(encoded_summary, site=site, member=Memberships([c.slug for c in kb.categories], kb.aliases),
                    keyed=keyed)
     # Each summary is encoded once (or taken from the last build's) and written into every list as is (an
-    # `orjson.Fragment`: the same bytes; the data file's items, one fragment of them all).
+    # `orjson.Fragment`: the same bytes).
     entries = kb.entries
     slugs = [e.slug for e in entries]
     files = list(map(kb.keys.get, slugs))  # the key of each entry's file, by position
     found: list[Encoded] = memo.get_all(files, lambda i: make(entries[i]))
     memo.save()
     encoded, digests, memberships = map(list, zip(*found)) if found else ([], [], [])
+    fragments = list(map(orjson.Fragment, encoded))
     index = ListIndex(kb.cache_root / LIST_INDEX, writer.context, files
                       ) if kb.cache_root is not None and writer.context else None
     filters = list_filters(kb, memberships, index)
@@ -180,7 +176,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         query = dict(key)
         page = name_list(matching, filters=query, limit=DEFAULT_LIMIT, offset=offset, base_url=site.base_url,
                          license=license_)
-        page["items"] = fragments_of(encoded, page["items"])
+        page["items"] = list(map(fragments.__getitem__, page["items"]))
         writer.add_hashed(list_route(query, DEFAULT_LIMIT, offset), list_stem(key, offset), encode(page))
 
     def key_of(name: str, key: Filter, start: int, stop: int, *size: str) -> str:
@@ -199,7 +195,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
 
     def emit_category(category: Category, names: list[int]) -> None:
         writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
-                          encode(category_resource(category, fragments_of(encoded, names), site)))
+                          encode(category_resource(category, list(map(fragments.__getitem__, names)), site)))
 
     items = []
     for category in kb.categories:
@@ -228,7 +224,7 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         "moods": [m.slug for m in kb.moods],
         "facets": {name: kb.facets.slugs(name) for name in FILTER_FACETS},
         "facetCounts": facet_counts,
-        "items": orjson.Fragment(b"[" + b",".join(encoded) + b"]"),
+        "items": fragments,
         "lexicon": kb.lexicon,
         "bots": runtime_bots(kb.bots),
         "cited": citations(entries, slugs),  # per entry, how many others name it as related (petgen/build/distpack.py)
