@@ -135,29 +135,52 @@ class DistWriter:
     def unit(self, name: str, key: str, emit: Callable[[], None]) -> None:
         """Emit the files of unit `name`, a function of `key` (and `context`) alone, by calling `emit`; or,
         when the last build wrote that unit for the same key, take its files over (`reuse`)."""
-        if name in self.units:
-            raise ValueError(f"unit {name} emitted twice")
-        if self.has_unit(name, key):
-            before = self.earlier[name]
-            self.reuse(before[1], before[2])
-            self.units[name] = before
-            self.reused += 1
-            return
-        assert self._recording is None, "units do not nest"
-        self._recording = routes, files = {}, {}
-        try:
-            emit()
-        finally:
-            self._recording = None
-        self.units[name] = (f"{self.context}:{key}", routes, files)
+        self.units_of([(name, key, emit)])
+
+    def units_of(self, each: Iterable[tuple[str, str, Callable[[], None]]]) -> None:
+        """`unit` of each (name, key, emit) in turn, where the units taken over one after another are taken over
+        together (one `reuse_all` of their routes and files): a rebuild after one edit takes over 3,000 list pages
+        and renders a few, and one `reuse` per page cost an eighth of the time it spent on them (8 of 67 ms)."""
+        kept: dict[str, Unit] = {}
+        for name, key, emit in each:
+            if name in self.units or name in kept:
+                raise ValueError(f"unit {name} emitted twice")
+            if self.has_unit(name, key):
+                kept[name] = self.earlier[name]
+                continue
+            if kept:
+                self._take_over(kept)
+                kept = {}
+            assert self._recording is None, "units do not nest"
+            self._recording = routes, files = {}, {}
+            try:
+                emit()
+            finally:
+                self._recording = None
+            self.units[name] = (f"{self.context}:{key}", routes, files)
+        if kept:
+            self._take_over(kept)
+
+    def _take_over(self, kept: dict[str, Unit]) -> None:
+        """Take over the routes and files of the last build's `kept` units, in order."""
+        files: dict[str, str] = {}
+        for unit in kept.values():
+            files.update(unit[2])
+        self.reuse_all([unit[1] for unit in kept.values()], files)
+        self.units.update(kept)
+        self.reused += len(kept)
 
     def has_unit(self, name: str, key: str) -> bool:
         """Whether `unit` would take unit `name` over for `key` rather than emit it."""
         before = self.earlier.get(name)
         return before is not None and before[0] == f"{self.context}:{key}"
 
-    def reuse(self, routes: Routes, files: dict[str, str]) -> None:
-        """Take over files an earlier build wrote (only a writer into such a tree can)."""
+    def reuse(self, routes: Routes, files: dict[str, str] | None = None) -> None:
+        """Take over routes and files (by default: the routes' files) that the last build wrote into the live tree."""
+        self.reuse_all([routes], files)
+
+    def reuse_all(self, groups: list[Routes], files: dict[str, str] | None = None) -> None:
+        """`reuse` of several groups of routes at once (only a writer into a tree of an earlier build can)."""
         raise NotImplementedError("a fresh tree holds no earlier build")
 
     def _write(self, rel: str, data: bytes, etag: str | None = None) -> None:

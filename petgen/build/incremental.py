@@ -249,14 +249,11 @@ class TreeWriter(DistWriter):
         write_file(path, data)
         self.changed += 1
 
-    def reuse(self, routes: Routes, files: dict[str, str] | None = None) -> None:
-        """Take over routes and files (by default: the routes' files) that the last build wrote into the live
-        tree: kept where this tree holds the same bytes, else linked from the live tree."""
-        self.reuse_all([routes], files)
-
     def reuse_all(self, groups: list[Routes], files: dict[str, str] | None = None) -> None:
-        """`reuse` of several groups of routes (each entry's, say) at once: their records are taken as they are
-        (the last build's, which nothing changes), not copied one by one."""
+        """Take over routes and files (by default: the routes' files) that the last build wrote into the live tree,
+        several groups (each entry's, say) at once: kept where this tree holds the same bytes, else linked from the
+        live tree. Their records are taken as they are (the last build's, which nothing changes), not copied one by
+        one."""
         own = self.routes
         count = len(own)
         for routes in groups:

@@ -120,7 +120,12 @@ def validate(entries: list[Entry], categories: list[Category], moods: list[Mood]
                   _sentences_of)
     for found in checked(entries, order, cache_root, files, rules, full):
         problems.extend(found)
-    check_repeated_phrases(entries, problems, phrases(entries) if phrases is not None else None)
+    # The line of the `usage` of a phrase's first entry, kept by its file's key: else the rest of that entry is loaded.
+    usage = EntryMemo(cache_root, "usage", "") if keys and len(keys) == len(entries) else None
+    check_repeated_phrases(entries, problems, phrases(entries) if phrases is not None else None,
+                           (lambda e: usage.get(keys.get(e.slug), lambda: e.line_of("usage"))) if usage else None)
+    if usage is not None:
+        usage.save()
 
 
 def check_vocabularies(entries: list[Entry], themes: set[str], moods: set[str], aliases: dict[str, Category],
@@ -661,12 +666,14 @@ def phrase_texts(entries: list[Entry], wanted: list[tuple[int, int]]) -> dict[in
 
 
 def check_repeated_phrases(entries: list[Entry], problems: Problems,
-                           found: Sequence[tuple[str, Sequence[Entry]]] | None = None) -> None:
+                           found: Sequence[tuple[str, Sequence[Entry]]] | None = None,
+                           usage: Callable[[Entry], int] | None = None) -> None:
     """No phrase of five words (the name replaced by a placeholder) in more than MAX_PHRASE_ENTRIES entries
-    (`found`: `repeated_phrases(entries)`, if made already)."""
+    (`found`: `repeated_phrases(entries)`, if made already; `usage`: the line of an entry's usage, if not `line_of`)."""
     for phrase, users in found if found is not None else repeated_phrases(entries):
         first = users[0]
         shown = ", ".join(e.slug for e in users[:5]) + (" …" if len(users) > 5 else "")
-        problems.add(first.path, first.line_of("usage"), f"the phrase '{phrase}' is in {len(users)} entries "
+        line = usage(first) if usage else first.line_of("usage")
+        problems.add(first.path, line, f"the phrase '{phrase}' is in {len(users)} entries "
                      f"(at most {MAX_PHRASE_ENTRIES}): {shown}", "say what is particular to each name instead of a "
                      "formula; `petgen stats` lists the most repeated phrases", warning=True)

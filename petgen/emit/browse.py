@@ -10,7 +10,7 @@ list membership.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property, partial
 from itertools import repeat
@@ -361,22 +361,25 @@ def emit_lists(kb: KnowledgeBase, writer: DistWriter, browse: Browse) -> None:
             jsonld=term_set(kind.title, kind.intro, browse.overview_url(kind.name), [], site).decode())
         writer.add_file(f"/{kind.segment}/", f"{kind.segment}/index.html", html.encode(), HTML)
 
-    for kind in KINDS:
-        for page in browse.lists[kind.name]:
-            moods = [{"label": browse.mood_titles[m], "url": browse.url("mood", m)} for m in page.moods
-                     if m in browse.mood_titles]
-            count = max(1, -(-len(page.entries) // PAGE_SIZE))
-            for number in range(1, count + 1):
-                rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
-                start = (number - 1) * PAGE_SIZE
-                key = index.unchanged(rel, f"{kind.name}:{page.slug}", start, start + PAGE_SIZE) if index else None
-                if key is None and keyed:
-                    key = unit_key(str(len(page.entries)), *browse.digests_of(page.entries[start:start + PAGE_SIZE]))
-                writer.unit(rel, index.key(rel, key) if index else key or "",
-                            partial(render, kind, page, moods, number, rel))
-        tiles = browse.tiles(kind.name)
-        writer.unit(f"{kind.segment}/index.html", unit_key(orjson.dumps(tiles).decode()),
-                    partial(overview, kind, tiles))
+    def units() -> Iterator[tuple[str, str, Callable[[], None]]]:
+        for kind in KINDS:
+            for page in browse.lists[kind.name]:
+                moods = [{"label": browse.mood_titles[m], "url": browse.url("mood", m)} for m in page.moods
+                         if m in browse.mood_titles]
+                count = max(1, -(-len(page.entries) // PAGE_SIZE))
+                for number in range(1, count + 1):
+                    rel = f"{kind.segment}/{page.slug}/" + (f"{number}/" if number > 1 else "")
+                    start = (number - 1) * PAGE_SIZE
+                    end = start + PAGE_SIZE
+                    key = index.unchanged(rel, f"{kind.name}:{page.slug}", start, end) if index else None
+                    if key is None and keyed:
+                        key = unit_key(str(len(page.entries)), *browse.digests_of(page.entries[start:end]))
+                    yield rel, index.key(rel, key) if index else key or "", partial(render, kind, page, moods, number,
+                                                                                    rel)
+            tiles = browse.tiles(kind.name)
+            yield f"{kind.segment}/index.html", unit_key(orjson.dumps(tiles).decode()), partial(overview, kind, tiles)
+
+    writer.units_of(units())
     emit_az(kb, writer, browse)
     if index is not None:
         index.save()
