@@ -8,14 +8,13 @@ import pickle
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, partial
 from itertools import chain, islice
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from petgen.build.cache import EntryCache, Packed, chunk_size, entry_key, file_stamp
 from petgen.build.dist import read_file
@@ -42,6 +41,9 @@ from petgen.content.problems import ContentError, Problem, Problems
 from petgen.content.text import collation_key
 from petgen.content.validate import check_entry_alone, entry_words, sign_entries, validate
 from petgen.search.index import document_terms
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
 
 Progress = Callable[[int], None]  # called with the number of entries just done
 
@@ -285,6 +287,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         if not submitted:
             size, tail = chunk_size(len(missing)), chunk_size(len(missing), tail=True)
         chunks = _chunks(missing[sent:], size, tail, workers)
+        from concurrent.futures import ProcessPoolExecutor  # here: an incremental build parses in this process
+
         with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=workers) as executor:
             submitted += [executor.submit(_parse_chunk, chunk) for chunk in chunks]
             if meanwhile:
