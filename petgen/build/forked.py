@@ -1,5 +1,5 @@
-"""One function run in a forked child process, its result pickled back through a pipe: the child of an incremental
-build (petgen/build/pipeline.py, `Edit`).
+"""The build's other processes: one function run in a forked child, its result pickled back through a pipe (the child
+of an incremental build: petgen/build/pipeline.py, `Edit`), and the pools of workers of a full build (`worker_pool`).
 
 Not `concurrent.futures.ProcessPoolExecutor`: importing it (with multiprocessing and logging) took ≈35 ms of a
 one-edit rebuild's 1 s, and its two threads in the build process (one feeding the pool, one collecting results)
@@ -21,11 +21,16 @@ import struct
 import threading
 import traceback
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing.context import BaseContext
 
 T = TypeVar("T")
 HEADER = struct.Struct("<?Q")  # ended well, length of what follows
 CHUNK = 1 << 20  # bytes read at a time
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when the thread that forked it ends
 
 
 class ChildFailed(RuntimeError):
@@ -149,3 +154,27 @@ def _reap(pid: int) -> None:
         os.waitpid(pid, 0)
     except ChildProcessError:
         pass
+
+
+def worker_pool(workers: int, context: BaseContext | None = None) -> ProcessPoolExecutor:
+    """A pool of `workers` processes (from `context`: the default, or a fork context) that end with the build process,
+    even when it is killed: a build killed by SIGKILL (the kernel's OOM killer, a CI timeout) left its workers behind
+    for ever, each blocked on the results pipe that the other held open, and holding the output pipes of whatever had
+    started the build, which then waited for them. Every pool's workers are forked by the thread that submits its
+    first task, the build's, which outlives the pool."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers, mp_context=context, initializer=_end_with, initargs=(os.getpid(),))
+
+
+def _end_with(parent: int) -> None:
+    """In a pool's worker: be killed when the build process ends (Linux; elsewhere nothing changes), or end now if it
+    has ended before this could be asked for."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return
+    if prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0 and os.getppid() != parent:
+        os._exit(1)

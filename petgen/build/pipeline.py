@@ -25,7 +25,7 @@ from petgen.build.dist import (
     sweep,
     trim_heap,
 )
-from petgen.build.forked import Forked
+from petgen.build.forked import Forked, worker_pool
 from petgen.build.incremental import (
     BuildState,
     Layered,
@@ -536,10 +536,9 @@ def early_workers(content_dir: Path, *, full: bool, workers: int) -> Iterator[Ex
         yield None
         return
     import multiprocessing  # not at the top: an incremental build needs none of it (petgen/build/forked.py)
-    from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("fork")
-    with shared_claims(context), ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with shared_claims(context), worker_pool(workers, context) as pool:
         pool.submit(int).result()  # all workers are forked at the first task
         yield pool
 

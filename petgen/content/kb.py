@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from petgen.build.cache import EntryCache, Packed, chunk_size, entry_key, file_stamp
 from petgen.build.dist import read_file
+from petgen.build.forked import worker_pool
 from petgen.content.bots import load_bots
 from petgen.content.lazy import LightEntries
 from petgen.content.lexicon import load_lexicon
@@ -287,9 +288,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         if not submitted:
             size, tail = chunk_size(len(missing)), chunk_size(len(missing), tail=True)
         chunks = _chunks(missing[sent:], size, tail, workers)
-        from concurrent.futures import ProcessPoolExecutor  # here: an incremental build parses in this process
-
-        with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=workers) as executor:
+        with nullcontext(pool) if pool is not None else worker_pool(workers) as executor:
             submitted += [executor.submit(_parse_chunk, chunk) for chunk in chunks]
             if meanwhile:
                 meanwhile()

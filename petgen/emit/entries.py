@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from petgen.build.cache import Packed, write_atomic
 from petgen.build.dist import DistWriter, Routes, read_file
+from petgen.build.forked import worker_pool
 from petgen.build.incremental import TreeWriter
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Site
@@ -238,10 +239,10 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
             meanwhile()
     else:
         import multiprocessing  # here: an incremental build writes its entries in this process, and needs none of it
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
         with (nullcontext(pool) if pool is not None
-              else ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))) as executor:
+              else worker_pool(workers, multiprocessing.get_context("fork"))) as executor:
             futures = submitted if submitted is not None else submit_entries(
                 executor, entries_context(kb, writer, pages), kb.packed)
             if meanwhile:

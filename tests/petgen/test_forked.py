@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 import time
 
 import pytest
@@ -96,3 +99,42 @@ def test_the_child_writes_nothing_of_this_process_buffers(tmp_path) -> None:  # 
         assert child.result() == "ok"
         time.sleep(0.2)
     assert path.read_text(encoding="utf-8") == "once"
+
+
+def _gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return handle.read().rpartition(")")[2].split()[0] == "Z"  # a zombie: ended, not yet reaped
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
+def test_pool_workers_end_when_the_build_process_is_killed() -> None:
+    """A build killed by SIGKILL (the OOM killer) left its pool's workers blocked for ever, sending results."""
+    script = textwrap.dedent("""
+        import os, signal, sys, time
+        from petgen.build.forked import worker_pool
+
+        def _pid_after(seconds):
+            time.sleep(seconds)
+            return os.getpid()
+
+        pool = worker_pool(2)
+        pids = set()
+        while len(pids) < 2:  # each worker's pid, from tasks that keep the first busy while the second starts one
+            pids |= {future.result() for future in [pool.submit(_pid_after, 0.05) for _ in range(4)]}
+        print(*pids, flush=True)
+        for _ in range(4):  # results larger than a pipe holds: a worker blocks sending one, which no one reads
+            pool.submit(bytes, 1 << 24)
+        time.sleep(0.5)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """)
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=20)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    workers = [int(pid) for pid in run.stdout.split()]
+    assert len(workers) == 2
+    deadline = time.monotonic() + 10
+    while not all(map(_gone, workers)):
+        assert time.monotonic() < deadline, f"workers {workers} outlived the build process"
+        time.sleep(0.05)
