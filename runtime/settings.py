@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 from petgen.contract.security import SIGNING_SECRET_ENV, parse_signing_secret
 from runtime.http.cors import normalise_origin
-from runtime.http.logs import LOG_FORMATS, LOG_LEVELS
+from runtime.http.logchoices import LOG_FORMATS, LOG_LEVELS
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 

@@ -8,7 +8,6 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
-from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,8 @@ from petgen.contract.security import CORS_EXPOSED, SECURITY_HEADERS
 from petgen.emit.redirects import render_redirects, split_routes
 
 if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+
     from petgen.build.routelayout import LastRules, Layout
     from petgen.build.routeparts import RouteParts
 

@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import pickle
 import shutil
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from petgen import __version__
 from petgen.build.dist import (
@@ -27,6 +25,7 @@ from petgen.build.dist import (
     sweep,
     trim_heap,
 )
+from petgen.build.forked import Forked, worker_pool
 from petgen.build.incremental import (
     BuildState,
     Layered,
@@ -62,6 +61,9 @@ from petgen.emit.searchindex import INDEX_ROUTE, Documents, documents, emit_sear
 from petgen.emit.site import PageRenderer, compile_templates, emit_site
 from petgen.emit.sitemap import emit_sitemap
 from petgen.emit.templating import keep_compiled_templates
+
+if TYPE_CHECKING:  # concurrent.futures: not imported by an incremental build (petgen/build/forked.py)
+    from concurrent.futures import Executor, Future
 
 MANIFEST_VERSION = 1
 WriterResult = tuple[Routes, dict[str, str], dict[str, Unit]]  # what a writer in a worker wrote, to `merge`
@@ -187,6 +189,8 @@ class Begun:
     def abandon(self) -> None:
         """Stop the workers' part (what has not started is cancelled, what has is waited for) and remove the tree."""
         futures = [f for f in [self.search, self.api, *(self.entries or [])] if f is not None]
+        from concurrent.futures import wait
+
         for future in futures:
             future.cancel()
         wait(futures)
@@ -365,7 +369,7 @@ class Edit:
     checks across entries (`load_knowledge_base`'s `before_checks`): the spare tree (or a clone of the live one)
     is taken, and a forked child writes the search index (if its inputs changed: updated from the last build's) and the
     discovery documents into it while this process runs the checks, then writes the changed entries, the site and the
-    JSON API (`finish`). If the checks fail, `abandon` waits for the child and gives up the tree
+    JSON API (`finish`). If the checks fail, `abandon` stops the child and gives up the tree
     (the spare is marked as changing first, so no state describes it). `writer` is None when too many entries
     changed: the caller builds in full."""
 
@@ -375,8 +379,7 @@ class Edit:
     state: BuildState | None = None  # the last build's, when few entries changed since (then `writer` is set)
     target: Target | None = None
     writer: TreeWriter | None = None
-    pool: ProcessPoolExecutor | None = None
-    child: Future[ChildResult] | None = None
+    child: Forked[ChildResult] | None = None
 
     @classmethod
     def start(cls, outputs: Outputs, out_dir: Path, state: BuildState) -> Edit:
@@ -400,12 +403,11 @@ class Edit:
     def _fork(self) -> None:
         """Start the child (where this process can fork and there is a second core; else `finish` does its part)."""
         global _forked
-        if (os.cpu_count() or 1) < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        if not Forked.possible():
             return
         _forked = (self.outputs, cast(TreeWriter, self.writer), self.target.fd if self.target is not None else None)
         try:
-            self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-            self.child = self.pool.submit(_emit_forked)  # with "fork", the child is forked here, in `submit`
+            self.child = Forked(_emit_forked)
         finally:
             _forked = None
 
@@ -439,8 +441,6 @@ class Edit:
                 while not self.child.done() and parts.add_some(ahead):
                     pass
                 routes, written, units, changed, reused = self.child.result()
-                if self.pool is not None:  # the child exits (unmaps its memory: ≈15 ms) while this process goes on
-                    self.pool.shutdown(wait=False)
                 writer.merge(routes, written, units)
                 writer.changed += changed
                 writer.reused += reused
@@ -473,15 +473,14 @@ class Edit:
         return before.after(changes)
 
     def abandon(self) -> None:
-        """Wait for the child, and remove the tree if it was a clone (a spare stays marked as changing)."""
+        """Stop the child, and remove the tree if it was a clone (a spare stays marked as changing)."""
         self._release()
         if self.target is not None and not self.target.recycled:
             shutil.rmtree(self.target.root, ignore_errors=True)
 
     def _release(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
+        if self.child is not None:
+            self.child.stop()  # if its result was not taken: the tree is given up
         if self.target is not None:
             release(self.target)
 
@@ -525,7 +524,7 @@ def early_workers(content_dir: Path, *, full: bool, workers: int) -> Iterator[Ex
     heap and copy it page by page as it ran (time in page faults, memory counted again). They share `Claims` with
     this process (petgen/emit/entries.py). None when the build is likely incremental (it renders in this process),
     small, or cannot fork: the stages start their own."""
-    if not full or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if not full or workers < 2 or not hasattr(os, "fork"):
         yield None
         return
     try:
@@ -536,8 +535,10 @@ def early_workers(content_dir: Path, *, full: bool, workers: int) -> Iterator[Ex
     if not many:
         yield None
         return
+    import multiprocessing  # not at the top: an incremental build needs none of it (petgen/build/forked.py)
+
     context = multiprocessing.get_context("fork")
-    with shared_claims(context), ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with shared_claims(context), worker_pool(workers, context) as pool:
         pool.submit(int).result()  # all workers are forked at the first task
         yield pool
 

@@ -193,7 +193,7 @@ def _server_options(f):  # type: ignore[no-untyped-def]
 def _limit_options(f):  # type: ignore[no-untyped-def]
     """Timeouts, the connection cap, logging, metrics and allowed hosts (docs/operations.md#settings), and the
     Netlify signing secret (docs/deploy.md), passed on as one `limits` dict of Settings fields."""
-    from runtime.http.logs import LOG_FORMATS, LOG_LEVELS  # not runtime.settings: every command would import it
+    from runtime.http.logchoices import LOG_FORMATS, LOG_LEVELS  # not runtime.settings: every command would import it
 
     names = ("header_timeout", "body_timeout", "keepalive_timeout", "graceful_timeout", "max_connections",
              "log_level", "log_format", "access_log", "metrics_port", "allowed_hosts",

@@ -8,17 +8,17 @@ import pickle
 import time
 from collections import Counter
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, partial
 from itertools import chain, islice
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from petgen.build.cache import EntryCache, Packed, chunk_size, entry_key, file_stamp
+from petgen.build.cache import EntryCache, Packed, Remembered, chunk_size, entry_key, file_stamp
 from petgen.build.dist import read_file
+from petgen.build.forked import worker_pool
 from petgen.content.bots import load_bots
 from petgen.content.lazy import LightEntries
 from petgen.content.lexicon import load_lexicon
@@ -43,7 +43,12 @@ from petgen.content.text import collation_key
 from petgen.content.validate import check_entry_alone, entry_words, sign_entries, validate
 from petgen.search.index import document_terms
 
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+
 Progress = Callable[[int], None]  # called with the number of entries just done
+SETTINGS_FILES = ("site.yml", "categories.yml", "moods.yml", "facets.yml", "lexicon.yml", "bots.yml")
+SETTINGS = "settings.remembered"  # in the build cache: what was loaded of them (`Remembered`)
 
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 600
@@ -289,7 +294,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         if not submitted:
             size, tail = chunk_size(len(missing)), chunk_size(len(missing), tail=True)
         chunks = _chunks(missing[sent:], size, tail, workers)
-        with nullcontext(pool) if pool is not None else ProcessPoolExecutor(max_workers=workers) as executor:
+        with nullcontext(pool) if pool is not None else worker_pool(workers) as executor:
             submitted += [executor.submit(_parse_chunk, chunk) for chunk in chunks]
             if meanwhile:
                 meanwhile()
@@ -323,6 +328,20 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
 
 
 
+def _read_settings(content_dir: Path) -> dict[str, bytes | None] | None:
+    """The bytes of the content's files besides the entries (None for one that is missing), or None if one cannot be
+    read (its loader reports that)."""
+    files: dict[str, bytes | None] = {}
+    for name in SETTINGS_FILES:
+        try:
+            files[name] = read_file(content_dir / name)
+        except FileNotFoundError:
+            files[name] = None
+        except OSError:
+            return None
+    return files
+
+
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
                         progress: Progress | None = None, cache_dir: Path | None = None,
                         pool: Executor | None = None, workers: int | None = None,
@@ -340,30 +359,40 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     if not content_dir.is_dir():
         problems.add(str(content_dir), 1, "content directory not found", "pass --content DIR")
         raise ContentError(problems.items)
-    site = load_site(content_dir, problems)
-    moods = load_moods(content_dir, problems)
-    categories = load_categories(content_dir, moods, problems)
-    facets = load_facets(content_dir, problems)
-    site = site.with_base_url(base_url) if site is not None else None
-    rest: list[Any] = []  # the lexicon, the bots and the hash of the content's other files
+    files = _read_settings(content_dir)
+    settings = Remembered(cache_dir if files is not None else None, content_dir, SETTINGS, files or {})
+    remembered = settings.get()
+    own = Problems()  # those of the files besides the entries, kept with what is loaded of them
+    if remembered is None:
+        site = load_site(content_dir, own)
+        moods = load_moods(content_dir, own)
+        categories = load_categories(content_dir, moods, own)
+        facets = load_facets(content_dir, own)
+    else:
+        site, moods, categories, facets, lexicon, bots, own.items = remembered
+    built = site.with_base_url(base_url) if site is not None else None
+    rest: list[Any] = []  # the lexicon and the bots
 
     def meanwhile() -> None:  # what needs no entry, while the workers parse them
-        rest.extend([load_lexicon(content_dir, categories, moods, problems, facets), load_bots(content_dir, problems)])
-        source = hashlib.blake2b(digest_size=16)
-        for name in ("site.yml", "categories.yml", "moods.yml", "facets.yml", "lexicon.yml", "bots.yml"):
-            if (content_dir / name).exists():
-                source.update((content_dir / name).read_bytes())
-        rest.append(source)
-        if while_parsing is not None and site is not None:
-            while_parsing(site)
+        if remembered is None:
+            rest.extend([load_lexicon(content_dir, categories, moods, own, facets), load_bots(content_dir, own)])
+        if while_parsing is not None and built is not None:
+            while_parsing(built)
 
     loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool, workers=workers,
                           meanwhile=meanwhile)
     entries = loaded.entries  # in file order: the checks report the first of two entries in that order
-    lexicon, bots, source = rest
+    if remembered is None:
+        lexicon, bots = rest
+        settings.keep((site, moods, categories, facets, lexicon, bots, own.items))
+    problems.extend(own.items)
+    source = hashlib.blake2b(digest_size=16)
+    for data in settings.files.values():
+        if data is not None:
+            source.update(data)
     source.update(loaded.source_hash.encode())
-    kb = None if site is None else KnowledgeBase(
-        site=site, categories=categories, moods=moods,
+    kb = None if built is None else KnowledgeBase(
+        site=built, categories=categories, moods=moods,
         entries=sorted(entries, key=lambda e: collation_key(e.title)), warnings=[], source_hash=source.hexdigest(),
         lexicon=lexicon, bots=bots, facets=facets, packed=loaded.packed, cache_root=loaded.cache_root,
         keys=loaded.keys,

@@ -14,24 +14,27 @@ there instead of being rendered again.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import pickle
 import shutil
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from contextlib import contextmanager, nullcontext
-from multiprocessing.context import BaseContext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from petgen.build.cache import Packed, write_atomic
 from petgen.build.dist import DistWriter, Routes, read_file
+from petgen.build.forked import worker_pool
 from petgen.build.incremental import TreeWriter
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Site
 from petgen.emit.api import emit_name
 from petgen.emit.site import PageRenderer
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+    from multiprocessing.context import BaseContext
 
 PARALLEL_THRESHOLD = 1000
 KEEP_PAGE_CONTEXTS = 3
@@ -228,15 +231,18 @@ def emit_entries(kb: KnowledgeBase, writer: DistWriter, *, workers: int | None =
     pages = pages or PageRenderer(kb)
     parallel = submitted is not None or (
         workers >= 2 and count >= PARALLEL_THRESHOLD and kb.packed
-        and (pool is not None or "fork" in multiprocessing.get_all_start_methods()))
+        and (pool is not None or hasattr(os, "fork")))
     shared: Shared = (kb.site, pages, writer.root, _prepare_page_cache(kb, pages))
     if not parallel:
         results = [_emit_into(shared, task) for task in kb.packed]
         if meanwhile:
             meanwhile()
     else:
+        import multiprocessing  # here: an incremental build writes its entries in this process, and needs none of it
+        from concurrent.futures import as_completed
+
         with (nullcontext(pool) if pool is not None
-              else ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))) as executor:
+              else worker_pool(workers, multiprocessing.get_context("fork"))) as executor:
             futures = submitted if submitted is not None else submit_entries(
                 executor, entries_context(kb, writer, pages), kb.packed)
             if meanwhile:

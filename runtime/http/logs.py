@@ -18,8 +18,6 @@ from collections.abc import Iterator
 import orjson
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-LOG_LEVELS = ("debug", "info", "warning", "error")
-LOG_FORMATS = ("text", "json")
 # uvicorn's loggers carry their own handlers when uvicorn configures them; ours go through the root.
 SERVER_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.asgi")
 

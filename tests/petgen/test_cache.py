@@ -429,3 +429,45 @@ def test_entries_pickle_as_their_field_values_and_load_the_same(content: Path) -
     entry.extra = "kept"  # type: ignore[attr-defined]
     again = pickle.loads(pickle.dumps(entry))
     assert again.extra == "kept" and again == entry  # type: ignore[attr-defined]
+
+
+def _refuse(*args: object, **kwargs: object) -> None:
+    raise AssertionError("parsed again")
+
+
+def test_the_content_settings_are_loaded_once_while_their_files_are_unchanged(
+        content: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """site.yml, the taxonomy, the lexicon and the bots are parsed and checked again only when one of them changes;
+    what their checks found is reported from the cache as when they were parsed."""
+    cache = tmp_path / "cache"
+    first = petgen.content.kb.load_knowledge_base(content, cache_dir=cache)
+    with monkeypatch.context() as patched:
+        for loader in ("load_site", "load_moods", "load_categories", "load_facets", "load_lexicon", "load_bots"):
+            patched.setattr(petgen.content.kb, loader, _refuse)
+        again = petgen.content.kb.load_knowledge_base(content, cache_dir=cache, base_url="https://other.example")
+    assert (again.site.name, again.categories, again.moods, again.facets, again.lexicon, again.bots) == (
+        first.site.name, first.categories, first.moods, first.facets, first.lexicon, first.bots)
+    assert again.site.base_url == "https://other.example" and again.source_hash == first.source_hash
+
+    site = content / "site.yml"
+    site.write_text(site.read_text(encoding="utf-8").replace("name: Kosenamen API", "name: Kosenamen Probe"),
+                    encoding="utf-8")
+    assert petgen.content.kb.load_knowledge_base(content, cache_dir=cache).site.name == "Kosenamen Probe"
+
+    site.write_text(site.read_text(encoding="utf-8").replace("site: kosenamen\n", ""), encoding="utf-8")
+    with pytest.raises(ContentError) as parsed:
+        petgen.content.kb.load_knowledge_base(content, cache_dir=cache)
+    with monkeypatch.context() as patched, pytest.raises(ContentError) as remembered:
+        patched.setattr(petgen.content.kb, "load_site", _refuse)
+        petgen.content.kb.load_knowledge_base(content, cache_dir=cache)
+    assert [p.format() for p in remembered.value.problems] == [p.format() for p in parsed.value.problems]
+    assert any(p.path.endswith("site.yml") for p in parsed.value.problems)
+
+
+def test_damaged_remembered_settings_are_parsed_again(content: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = petgen.content.kb.load_knowledge_base(content, cache_dir=cache)
+    (stored,) = cache.rglob(petgen.content.kb.SETTINGS)
+    stored.write_bytes(b"\x80 not a pickle")
+    assert petgen.content.kb.load_knowledge_base(content, cache_dir=cache).categories == first.categories
+    assert pickle.loads(stored.read_bytes())[0]  # written again

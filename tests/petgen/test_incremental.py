@@ -7,7 +7,6 @@ import hashlib
 import json
 import marshal
 import multiprocessing
-import multiprocessing.util
 import os
 import random
 import re
@@ -22,6 +21,7 @@ import pytest
 
 import petgen.build.cache
 import petgen.build.dist
+import petgen.build.forked
 import petgen.build.incremental
 import petgen.build.pipeline
 import petgen.content.phrases
@@ -639,13 +639,10 @@ def test_a_state_of_another_shape_is_a_full_build(bundled: Path, tmp_path: Path,
     assert load_state(cache, out) is not None
 
 
-def _slow_to_exit() -> Any:
-    """An edit's child part that keeps its process alive for a second after it is done (as a busy machine might)."""
-    multiprocessing.util.Finalize(None, time.sleep, args=(1.0,), exitpriority=0)
-    return _child_part()
-
-
-_child_part = petgen.build.pipeline._emit_forked
+def _slow_to_exit(code: int) -> None:
+    """An edit's child that stays alive for a second after it has sent its result (as on a busy machine)."""
+    time.sleep(1.0)
+    os._exit(code)
 
 
 def test_the_tree_swapped_in_is_not_locked_by_an_edits_child(bundled: Path, tmp_path: Path,
@@ -656,7 +653,7 @@ def test_the_tree_swapped_in_is_not_locked_by_an_edits_child(bundled: Path, tmp_
     path = bundled / "names" / "baerchen.md"
     text = path.read_text(encoding="utf-8")
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(petgen.build.pipeline, "_emit_forked", _slow_to_exit)
+    monkeypatch.setattr(petgen.build.forked, "_exit", _slow_to_exit)
     for number in range(3):  # the third build recycles the spare, which it locks
         path.write_text(text.replace("meaning: ", f"meaning: Fassung {number}, "), encoding="utf-8")
         result = build(bundled, out, base_url=BASE_URL, cache_dir=cache)
