@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterator
 from functools import partial
 
 import orjson
@@ -187,11 +188,14 @@ def emit_api(kb: KnowledgeBase, writer: DistWriter) -> None:
         made = kept or unit_key(*size, *map(digests.__getitem__, filters[key][start:stop]))
         return index.key(name, made) if index is not None else made
 
-    for key, matching in filters.items():
-        for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
-            stem = list_stem(key, offset)
-            writer.unit(stem, key_of(stem, key, offset, offset + DEFAULT_LIMIT, str(len(matching))),
-                        partial(emit_page, key, matching, offset))
+    def pages() -> Iterator[tuple[str, str, Callable[[], None]]]:
+        for key, matching in filters.items():
+            for offset in range(0, max(len(matching), 1), DEFAULT_LIMIT):
+                stem = list_stem(key, offset)
+                yield (stem, key_of(stem, key, offset, offset + DEFAULT_LIMIT, str(len(matching))),
+                       partial(emit_page, key, matching, offset))
+
+    writer.units_of(pages())  # the pages taken over one after another, at once
 
     def emit_category(category: Category, names: list[int]) -> None:
         writer.add_hashed(f"/api/categories/{category.slug}", f"api/categories/{category.slug}",
