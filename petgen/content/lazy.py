@@ -22,13 +22,11 @@ from petgen.content.model import Entry
 # phrase count is updated from the last one, which keeps them (petgen/content/phrases.py).
 LIGHT_FIELDS = ("slug", "path", "title", "meaning", "variants", "categories", "moods", "keywords", "related",
                 "datePublished", "lastReviewed", "relationship", "gender", "region", "originCertainty", "genderNote",
-                "language")
-# Read of every entry only by a build into a new directory (the whole search index; the checks across entries made
-# afresh), of the changed ones by an incremental build (the index updated; the checks' findings too, petgen/content/
-# findings.py): kept apart (a file beside the light one), which a rebuild after one edit then never reads. The search
-# terms were two fifths of the time it took to load the light forms; the sentence hashes and folded names, a third
-# of the light forms' bytes.
-LATER_FIELDS = ("terms", "sentences", "name_keys")
+                "language", "sentences", "name_keys")
+# Read of every entry only where the whole search index is made (a build into a new directory), of the changed ones
+# where it is updated: kept apart (a file beside the light one), which a rebuild after one edit then never reads (they
+# were two fifths of the time it took to load the light forms).
+LATER_FIELDS = ("terms",)
 _SOURCE = "_source"  # on a `LazyEntry` until every field is loaded: the cache it comes from and its key there
 
 
