@@ -12,7 +12,9 @@ one entry of its own copy of the corpus is edited (its meaning, alternately two 
 Both checkouts' sources are compiled to bytecode first, as pip does for an installed package. Each contender runs `--rounds` times, alternating, into a fresh output directory (the one-edit rebuild
 into its own, kept); the table shows the median wall time, the median CPU time (user + system, of the
 whole process tree) and the peak memory of the whole process tree (worker processes included, sampled every
-20 ms) in two columns: the proportional set size (PSS) summed over the tree, where a page that forked workers
+20 ms in one more run of each contender after the timed rounds: reading a tree's memory maps every 20 ms takes
+the kernel's lock on them, which the measured processes' page faults and allocations then wait for, and slowed a
+one-edit rebuild of about 1 s by some 0.15 s) in two columns: the proportional set size (PSS) summed over the tree, where a page that forked workers
 share with the build counts once, divided among them; and the resident set size (RSS) summed over the tree,
 where it counts once per process that maps it. Hugo is one process: its PSS is its RSS, less what it shares
 with other programs (its libraries).
@@ -123,9 +125,9 @@ def tree_memory(root: int) -> tuple[int, int]:
 Run = tuple[float, float, float, int, int]  # wall, user CPU, system CPU, peak RSS and peak PSS of the tree (MB)
 
 
-def timed(command: list[str], cwd: Path | None = None) -> Run:
+def timed(command: list[str], cwd: Path | None = None, sampled: bool = False) -> Run:
     """Run a command; return (wall, user CPU and system CPU seconds of its whole process tree, peak summed RSS and
-    peak summed PSS of the tree in MB, sampled every 20 ms)."""
+    peak summed PSS of the tree in MB, sampled every 20 ms if `sampled`, else 0)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -138,7 +140,7 @@ def timed(command: list[str], cwd: Path | None = None) -> Run:
             rss, pss = tree_memory(process.pid)
             peak_rss, peak_pss = max(peak_rss, rss), max(peak_pss, pss)
 
-    sampler = threading.Thread(target=sample)
+    sampler = threading.Thread(target=sample if sampled else lambda: None)
     sampler.start()
     stdout, stderr = process.communicate()
     wall = time.perf_counter() - started
@@ -197,7 +199,8 @@ def compile_sources(*checkouts: Path | None) -> None:
 
 
 def measure(count: int, args: argparse.Namespace) -> tuple[dict[str, list[Run]], dict[str, int]]:
-    """Run every contender `args.rounds` times, alternating, on a corpus of `count` entries."""
+    """Run every contender `args.rounds` times, alternating, on a corpus of `count` entries, then once more with
+    its memory sampled (that run's peaks replace the timed runs' zeros in the last run of each contender)."""
     compile_sources(REPO, args.baseline)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -239,14 +242,18 @@ def measure(count: int, args: argparse.Namespace) -> tuple[dict[str, list[Run]],
         results: dict[str, list[Run]] = {tool: [] for tool in commands(0)}
         files: dict[str, int] = {}
         run = 0
-        for _ in range(args.rounds):
+        for sampled in [False] * args.rounds + [True]:
             for tool in results:
                 run += 1
                 command, cwd, out = commands(run)[tool]
                 if tool.endswith("(one edit)"):
                     edit_one(root / ("corpus-edited-baseline" if tool.startswith("baseline") else "corpus-edited"), run)
                 settle()
-                results[tool].append(timed(command, cwd=cwd))
+                measured = timed(command, cwd=cwd, sampled=sampled)
+                if sampled:  # only the peaks of this run: its times were taken with the sampler running
+                    results[tool][-1] = (*results[tool][-1][:3], *measured[3:])
+                else:
+                    results[tool].append(measured)
                 files[tool] = sum(1 for p in out.rglob("*") if p.is_file())
     return results, files
 
@@ -260,7 +267,7 @@ def render(results: dict[str, list[Run]], files: dict[str, int], args: argparse.
     hugo_pss = max(r[4] for r in results["hugo"])
     lines = [(f"{count:,} entries, run of {dt.date.today().isoformat()} ({versions()}), load average "
               f"{os.getloadavg()[0]:.1f} at the end, `{command}`; medians of {args.rounds} alternating rounds, "
-              "peak memory of the whole process tree (build and workers) sampled every 20 ms:"), "",
+              "peak memory of the whole process tree (build and workers) sampled every 20 ms in one more run:"), "",
              ("| tool | wall time | × Hugo | user CPU | system CPU | peak PSS (tree) | × Hugo | peak RSS (tree, summed) "
               "| × Hugo | files in the output |"),
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
