@@ -94,34 +94,6 @@ def content_root(directory: Path, content_dir: Path) -> Path:
     return directory / f"entries-{fingerprint()}" / site
 
 
-class Remembered:
-    """One value computed from some files, kept in the cache (`name` in `content_root`) with a hash of those files'
-    bytes: what `get` returns while they are unchanged. Not parsing and checking the content's small YAML files (site,
-    taxonomy, lexicon, bots) again saves a rebuild after one edit ≈25 ms."""
-
-    def __init__(self, directory: Path | None, content_dir: Path, name: str, files: dict[str, bytes | None]) -> None:
-        self.path = content_root(directory, content_dir) / name if directory is not None else None
-        self.files = files
-        digest = hashlib.blake2b(str(content_dir).encode() + b"\0", digest_size=16)  # problems name the path as given
-        for file, data in files.items():
-            digest.update(file.encode() + (b"\0-\0" if data is None else b"\0+%d\0" % len(data) + data))
-        self.key = digest.hexdigest()
-
-    def get(self) -> Any:
-        """The value kept for these files' bytes, or None."""
-        if self.path is None:
-            return None
-        with contextlib.suppress(Exception):  # missing, damaged, another version's: computed again
-            key, value = pickle.loads(read_file(self.path))
-            if key == self.key:
-                return value
-        return None
-
-    def keep(self, value: Any) -> None:
-        if self.path is not None and self.path.parent.is_dir():
-            write_atomic(self.path, pickle.dumps((self.key, value), protocol=pickle.HIGHEST_PROTOCOL))
-
-
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` in one rename; a cache that cannot be written costs speed, never the build."""
     try:

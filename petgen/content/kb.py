@@ -16,7 +16,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from petgen.build.cache import EntryCache, Packed, Remembered, chunk_size, entry_key, file_stamp
+from petgen.build.cache import EntryCache, EntryMemo, Packed, chunk_size, content_root, entry_key, file_stamp
 from petgen.build.dist import read_file
 from petgen.build.forked import worker_pool
 from petgen.content.bots import load_bots
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 Progress = Callable[[int], None]  # called with the number of entries just done
 SETTINGS_FILES = ("site.yml", "categories.yml", "moods.yml", "facets.yml", "lexicon.yml", "bots.yml")
-SETTINGS = "settings.remembered"  # in the build cache: what was loaded of them (`Remembered`)
+SETTINGS = "settings"  # the build cache's `EntryMemo` of what was loaded of them, by their bytes' hash
 
 # Below this many files a process pool costs more than it saves.
 PARALLEL_THRESHOLD = 600
@@ -342,6 +342,28 @@ def _read_settings(content_dir: Path) -> dict[str, bytes | None] | None:
     return files
 
 
+def _settings_key(files: dict[str, bytes | None] | None) -> str | None:
+    """The key of what is loaded of `files` (`_read_settings`): a hash of their names and bytes; None (not kept) if
+    one could not be read."""
+    if files is None:
+        return None
+    digest = hashlib.blake2b(digest_size=16)
+    for name, data in files.items():
+        digest.update(name.encode() + (b"\0-\0" if data is None else b"\0+%d\0" % len(data) + data))
+    return digest.hexdigest()
+
+
+def _load_settings(content_dir: Path) -> tuple[Any, ...]:
+    """The site, moods, categories, facets, lexicon and bots, and the problems their checks found."""
+    problems = Problems()
+    site = load_site(content_dir, problems)
+    moods = load_moods(content_dir, problems)
+    categories = load_categories(content_dir, moods, problems)
+    facets = load_facets(content_dir, problems)
+    return (site, moods, categories, facets, load_lexicon(content_dir, categories, moods, problems, facets),
+            load_bots(content_dir, problems), problems.items)
+
+
 def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, strict: bool = False,
                         progress: Progress | None = None, cache_dir: Path | None = None,
                         pool: Executor | None = None, workers: int | None = None,
@@ -359,35 +381,28 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     if not content_dir.is_dir():
         problems.add(str(content_dir), 1, "content directory not found", "pass --content DIR")
         raise ContentError(problems.items)
+    # What is loaded of the files besides the entries (and what their checks found), kept in the cache by their bytes:
+    # parsed and checked again only when one changes. Loaded while the workers parse, if they do.
     files = _read_settings(content_dir)
-    settings = Remembered(cache_dir if files is not None else None, content_dir, SETTINGS, files or {})
-    remembered = settings.get()
-    own = Problems()  # those of the files besides the entries, kept with what is loaded of them
-    if remembered is None:
-        site = load_site(content_dir, own)
-        moods = load_moods(content_dir, own)
-        categories = load_categories(content_dir, moods, own)
-        facets = load_facets(content_dir, own)
-    else:
-        site, moods, categories, facets, lexicon, bots, own.items = remembered
-    built = site.with_base_url(base_url) if site is not None else None
-    rest: list[Any] = []  # the lexicon and the bots
+    settings = EntryMemo(content_root(cache_dir, content_dir) if cache_dir is not None else None, SETTINGS,
+                         str(content_dir))  # the context: problems name the path as given
+    loaded_settings: list[tuple[Any, ...]] = []
 
     def meanwhile() -> None:  # what needs no entry, while the workers parse them
-        if remembered is None:
-            rest.extend([load_lexicon(content_dir, categories, moods, own, facets), load_bots(content_dir, own)])
-        if while_parsing is not None and built is not None:
-            while_parsing(built)
+        loaded_settings.append(settings.get(_settings_key(files), partial(_load_settings, content_dir)))
+        site = loaded_settings[0][0]
+        if while_parsing is not None and site is not None:
+            while_parsing(site.with_base_url(base_url))
 
     loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool, workers=workers,
                           meanwhile=meanwhile)
     entries = loaded.entries  # in file order: the checks report the first of two entries in that order
-    if remembered is None:
-        lexicon, bots = rest
-        settings.keep((site, moods, categories, facets, lexicon, bots, own.items))
-    problems.extend(own.items)
+    settings.save()
+    site, moods, categories, facets, lexicon, bots, found = loaded_settings[0]
+    problems.extend(found)
+    built = site.with_base_url(base_url) if site is not None else None
     source = hashlib.blake2b(digest_size=16)
-    for data in settings.files.values():
+    for data in (files or {}).values():
         if data is not None:
             source.update(data)
     source.update(loaded.source_hash.encode())

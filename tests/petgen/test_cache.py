@@ -467,7 +467,7 @@ def test_the_content_settings_are_loaded_once_while_their_files_are_unchanged(
 def test_damaged_remembered_settings_are_parsed_again(content: Path, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     first = petgen.content.kb.load_knowledge_base(content, cache_dir=cache)
-    (stored,) = cache.rglob(petgen.content.kb.SETTINGS)
+    stored, = cache.rglob(f"{petgen.content.kb.SETTINGS}.memo")
     stored.write_bytes(b"\x80 not a pickle")
     assert petgen.content.kb.load_knowledge_base(content, cache_dir=cache).categories == first.categories
     assert pickle.loads(stored.read_bytes())[0]  # written again
