@@ -26,23 +26,23 @@ import hashlib
 import os
 import pickle
 import shutil
-import sys
-import tempfile
 from collections.abc import Callable, Iterator
-from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
-
-from petgen.build.dist import read_file
+# Re-exported: the build's stages import what the cache is keyed by from here.
+from petgen.build.files import (  # noqa: F401
+    content_root,
+    entry_key,
+    file_stamp,
+    fingerprint,
+    read_file,
+    write_atomic,
+)
 
 Record = tuple[str, Any, list]  # (key, entry or None, problems)
-Stamp = tuple[int, int, int, int]  # an entry file's size, modification and change times (ns), inode
 LIGHT = ".light"  # beside each chunk: the light form of its entries (`Lazy`)
-LATER = ".later"  # and what the light form leaves for later (`Lazy.later`)
-STAMPS = "files.stamps"  # path -> (stamp, key) of the entry files as the last load found them
-RACY_NS = 2_000_000_000  # a file changed this recently may change again within its time stamp's resolution
+COLUMNS = ".columns"  # and the fields it leaves out, field by field (`Lazy.columns`)
 Packed = tuple[str, bytes, frozenset[str]]  # (chunk name, pickled records, keys of the entries to take)
 MAX_CHUNKS = 256  # more chunks than this (many small changes) are compacted
 _MISSING = object()
@@ -60,64 +60,17 @@ def chunk_size(count: int, *, tail: bool = False) -> int:
     return max(50, size // TAIL_PARTS) if tail else size
 
 
-def file_stamp(info: os.stat_result) -> Stamp:
-    """What tells a file's contents apart without reading it, as long as nothing forges it: its size,
-    modification and change times, and inode (a file replaced by a rename has a new one)."""
-    return info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
-
-
-def entry_key(path: str, raw: bytes) -> str:
-    """The cache key of an entry file: its path (problems name it) and its bytes."""
-    digest = hashlib.blake2b(path.encode(), digest_size=16)
-    digest.update(b"\0")
-    digest.update(raw)
-    return digest.hexdigest()
-
-
-@cache
-def fingerprint(*packages: str) -> str:
-    """A hash of the code that decides a cached result: the sources of `packages` (petgen itself when
-    none are given), the Python version and PyYAML's."""
-    digest = hashlib.blake2b(digest_size=8)
-    digest.update(f"{sys.version}\0{yaml.__version__}\0".encode())
-    root = Path(__file__).parents[2]
-    for package in packages or ("petgen",):
-        for source in sorted((root / package).rglob("*.py")):
-            digest.update(f"{source.relative_to(root)}\0".encode() + source.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def content_root(directory: Path, content_dir: Path) -> Path:
-    """Where the cache in `directory` keeps what it knows of `content_dir`: one directory per content directory, so
-    that two sites sharing a cache never evict each other, under one per version of the code (`fingerprint`)."""
-    site = hashlib.blake2b(str(content_dir.resolve()).encode(), digest_size=6).hexdigest()
-    return directory / f"entries-{fingerprint()}" / site
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` in one rename; a cache that cannot be written costs speed, never the build."""
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-
-
 class Lazy(Protocol):
     """How the cache keeps an entry without unpickling it: its `light` form (the fields the build reads of every
-    entry), kept in a small file beside its chunk, the fields read of every entry only by some builds (`later`),
-    in another, and the `entry` made from the light form of `key`, which loads the rest from `source` (the cache:
-    `EntryCache.entry` and `.later` of that key) when first read (petgen/content/lazy.py)."""
+    entry), kept in a small file beside its chunk; some other fields in another, as one column of values per field
+    for the chunk's entries (`columns`: by field name, a list in the chunk's order, None for a record without an
+    entry), each unpickled when a field of it is first read; and the `entry` made from the light form of `key`,
+    which loads the rest from `source` (the cache: `EntryCache.column` and `.entry` of that key) when first read
+    (petgen/content/lazy.py)."""
 
     def light(self, entry: Any) -> Any: ...
 
-    def later(self, entry: Any) -> Any: ...
+    def columns(self, entries: list[Any]) -> dict[str, list[Any]]: ...
 
     def entry(self, light: Any, key: str, source: Any) -> Any: ...
 
@@ -160,7 +113,8 @@ class EntryCache:
         self.light: dict[str, tuple[Any, list, str]] = {}  # the others: key -> (light form, problems, chunk)
         self._chunks: dict[str, list[str]] = {}  # chunk file name -> keys it holds
         self.blobs: dict[str, bytes] = {}  # chunk name -> its pickled records, as read or written
-        self._later: dict[str, dict[str, Any]] = {}  # chunk name -> key -> the later part of its entry, once read
+        # Chunk name -> its entries' positions by key, and each column field's values (pickled, until first read).
+        self._columns: dict[str, tuple[dict[str, int], dict[str, Any]]] = {}
         self.hits = 0
         if self.root is not None:
             self._load()
@@ -194,26 +148,37 @@ class EntryCache:
         assert self.root is not None and self.lazy is not None
         light = [(key, self.lazy.light(entry) if entry is not None else None, problems)
                  for key in self._chunks[name] for entry, problems in [self.records[key]]]
-        later = {key: self.lazy.later(entry) for key in self._chunks[name]
-                 if (entry := self.records[key][0]) is not None}
-        write_atomic(self.root / (name + LATER), pickle.dumps(later, protocol=pickle.HIGHEST_PROTOCOL))
+        columns = self.lazy.columns([self.records[key][0] for key in self._chunks[name]])
+        write_atomic(self.root / (name + COLUMNS), pickle.dumps(
+            {field: pickle.dumps(values, protocol=pickle.HIGHEST_PROTOCOL) for field, values in columns.items()},
+            protocol=pickle.HIGHEST_PROTOCOL))
         write_atomic(self.root / (name + LIGHT), pickle.dumps(light, protocol=pickle.HIGHEST_PROTOCOL))
 
-    def later(self, key: str) -> Any:
-        """The later part of the entry of `key` (`Lazy.later`), read with those of its whole chunk when first needed
-        (if that file is gone or damaged: made from the whole entry)."""
-        assert self.lazy is not None
+    def column(self, key: str, field: str) -> Any:
+        """The value of `field` (one of the `Lazy.columns`) of the entry of `key`, from its chunk's column of that
+        field, read when first needed (if the file is gone or damaged: from the whole entry)."""
         name = self.light[key][2]
-        found = self._later.get(name)
+        found = self._columns.get(name)
         if found is None:
+            if name not in self._chunks:  # compacted into another chunk since the cache was opened
+                return getattr(self.entry(key), field)
             assert self.root is not None
-            found = {}
+            columns: dict[str, Any] = {}
             with contextlib.suppress(Exception):
-                read = pickle.loads(read_file(self.root / (name + LATER)))
-                found = read if isinstance(read, dict) else {}
-            self._later[name] = found
-        part = found.get(key, _MISSING)
-        return self.lazy.later(self.entry(key)) if part is _MISSING else part
+                read = pickle.loads(read_file(self.root / (name + COLUMNS)))
+                columns = read if isinstance(read, dict) else {}
+            found = self._columns[name] = ({k: i for i, k in enumerate(self._chunks[name])}, columns)
+        positions, columns = found
+        values = columns.get(field)
+        if isinstance(values, bytes):
+            try:
+                values = columns[field] = pickle.loads(values)
+            except Exception:  # noqa: BLE001 - damaged: read from the whole entry
+                values = columns[field] = None
+        at = positions.get(key)
+        if isinstance(values, list) and len(values) == len(positions) and at is not None:
+            return values[at]
+        return getattr(self.entry(key), field)
 
     def _unpickle(self, name: str) -> bool:
         """Load one chunk's records (False, and the chunk removed, if it cannot be read)."""
@@ -222,7 +187,7 @@ class EntryCache:
             records: list[Record] = pickle.loads(self.blob(name))
         except Exception:  # noqa: BLE001 - a damaged chunk is only a cache miss; remove it
             self.blobs.pop(name, None)
-            for path in (self.root / name, self.root / (name + LIGHT), self.root / (name + LATER)):
+            for path in (self.root / name, self.root / (name + LIGHT), self.root / (name + COLUMNS)):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
             return False
@@ -249,28 +214,6 @@ class EntryCache:
                     raise LookupError(f"entry {key} is no longer in the build cache")
                 return self.reparse(key)
         return self.records[key][0]
-
-    def stamps(self) -> dict[str, tuple[Stamp, str]]:
-        """The key of each entry file by its path, with the stamp (`file_stamp`) it had when it was hashed: a
-        file whose stamp is the same need not be read and hashed again."""
-        if self.root is None:
-            return {}
-        try:
-            found = pickle.loads(read_file(self.root / STAMPS))
-        except Exception:  # noqa: BLE001 - missing or damaged: hash every file
-            return {}
-        return found if isinstance(found, dict) else {}
-
-    def save_stamps(self, stamps: dict[str, tuple[Stamp, str]], now_ns: int) -> None:
-        """Keep the stamps of the files hashed by this load, but not of the files changed (by their change
-        time, which no one can set back) in the last RACY_NS before `now_ns`: another change within the same
-        clock tick would leave the stamp as it is. Those keep their key with an empty stamp, which matches no
-        file (they are hashed again), so that the next load still knows which entry a changed file was."""
-        if self.root is None or not self.root.is_dir():
-            return
-        write_atomic(self.root / STAMPS, pickle.dumps(
-            {path: found if found[0][2] < now_ns - RACY_NS else ((), found[1]) for path, found in stamps.items()},
-            protocol=pickle.HIGHEST_PROTOCOL))
 
     def get(self, key: str) -> tuple[Any, list] | None:
         found = self.records.get(key)
@@ -338,7 +281,7 @@ class EntryCache:
             if compact or not any(key in in_use for key in keys):
                 del self._chunks[name]
                 self.blobs.pop(name, None)
-                for path in (self.root / name, self.root / (name + LIGHT), self.root / (name + LATER),
+                for path in (self.root / name, self.root / (name + LIGHT), self.root / (name + COLUMNS),
                              *(pages / name for pages in self.root.glob("pages-*"))):
                     try:
                         os.unlink(path)

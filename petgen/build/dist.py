@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from xxhash import xxh3_64_hexdigest
 
+from petgen.build.files import read_file  # noqa: F401 - also imported from here
 from petgen.contract.security import CORS_EXPOSED, SECURITY_HEADERS
 from petgen.emit.redirects import render_redirects, split_routes
 
@@ -64,20 +65,6 @@ def write_file(path: str, data: bytes) -> None:
             view = view[os.write(fd, view):]
     finally:
         os.close(fd)
-
-
-def read_file(path: str | os.PathLike[str]) -> bytes:
-    """Read a whole file with open, read until end, close (see `write_file`): in one read of the size the file has,
-    into one buffer (read a megabyte at a time and joined, the build's 5 to 20 MB state files were each allocated
-    twice, every page of both faulted in, and copied once more)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-    try:
-        chunks = [os.read(fd, os.fstat(fd).st_size or 1 << 20)]
-        while chunks[-1] and (chunk := os.read(fd, 1 << 20)):  # to the end (it may have grown meanwhile)
-            chunks.append(chunk)
-    finally:
-        os.close(fd)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def trim_heap() -> None:

@@ -65,6 +65,8 @@ from petgen.emit.templating import keep_compiled_templates
 if TYPE_CHECKING:  # concurrent.futures: not imported by an incremental build (petgen/build/forked.py)
     from concurrent.futures import Executor, Future
 
+    from petgen.build.files import Scanned
+
 MANIFEST_VERSION = 1
 WriterResult = tuple[Routes, dict[str, str], dict[str, Unit]]  # what a writer in a worker wrote, to `merge`
 PICKLED_SLICE = 1000  # values per pickle handed to a worker's task (`_pickled`)
@@ -93,7 +95,7 @@ class BuildResult:
 def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, strict: bool = False,
           cache_dir: Path | None = None, progress: Callable[[int], None] | None = None,
           runtime_origin: str | None = None, signed_proxies: bool = False,
-          workers: int | None = None) -> BuildResult:
+          workers: int | None = None, scanning: Forked[Scanned] | None = None) -> BuildResult:
     """Load, validate, emit everything into a tree that no runtime reads, then swap it in for `out_dir`.
 
     `cache_dir` holds parsed entries between builds (petgen/build/cache.py) and the state that lets the next
@@ -102,7 +104,7 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
     `signed_proxies` has Netlify sign those requests (petgen/emit/redirects.py, SIGNING_SECRET_ENV).
     `progress`, if given, is called with counts of entries done: once while loading, once while writing.
     `workers` caps the worker processes (None: one per core; 1: everything in this process; the output is the
-    same bytes either way).
+    same bytes either way). `scanning`: the entry files' scan, begun already (`petgen.build.files.prescan`).
     """
     started = time.perf_counter()
     keep_compiled_templates(cache_dir / "templates" if cache_dir is not None else None)
@@ -125,7 +127,8 @@ def build(content_dir: Path, out_dir: Path, *, base_url: str | None = None, stri
                                      cache_dir=cache_dir, pool=pool, workers=workers,
                                      before_checks=begin if pool is not None else
                                      begin_edit if state is not None and cache_dir is not None else None,
-                                     while_parsing=compile_templates if pool is not None else None)
+                                     while_parsing=compile_templates if pool is not None else None,
+                                     scanning=scanning)
         except BaseException:
             for early in begun:
                 early.abandon()

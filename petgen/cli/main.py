@@ -8,11 +8,16 @@ import os
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from petgen import __version__
 from petgen.content.problems import ContentError
+
+if TYPE_CHECKING:
+    from petgen.build.files import Scanned
+    from petgen.build.forked import Forked
 
 PROGRESS_FROM = 1000  # entries; smaller builds take under a second
 _finished: list[object] = []  # what a finished `petgen build` loaded (see `main`)
@@ -113,8 +118,21 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
           cache_dir: Path | None) -> None:
     """Compile the content into dist/: JSON API, pages, manifest, CDN rules. With a runtime origin and
     PETGEN_NETLIFY_SIGNING_SECRET in the environment, the proxy rules are signed (docs/deploy.md)."""
+    from petgen.build.files import prescan
+
+    # The entry files' stamps and keys, looked at in a child on the other core while this process imports the build.
+    scanning = prescan(content_dir, cache_dir)
+    try:
+        _build(content_dir, out_dir, base_url, strict, runtime_origin, cache_dir, scanning)
+    finally:
+        if scanning is not None:
+            scanning.stop()  # if the build ended before it took the scan
+
+
+def _build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, runtime_origin: str | None,
+           cache_dir: Path | None, scanning: Forked[Scanned] | None) -> None:
+    from petgen.build.files import entry_names
     from petgen.build.pipeline import build as run_build
-    from petgen.content.model import entry_names
     from petgen.emit.redirects import SIGNING_SECRET_ENV, parse_signing_secret
 
     try:
@@ -131,7 +149,7 @@ def build(content_dir: Path, out_dir: Path, base_url: str | None, strict: bool, 
     try:
         result = run_build(content_dir, out_dir, base_url=base_url, strict=strict, cache_dir=cache_dir,
                            progress=bar.update if bar else None, runtime_origin=runtime_origin,
-                           signed_proxies=signed)
+                           signed_proxies=signed, scanning=scanning)
     except ContentError as exc:
         _print_problems(exc)
         raise

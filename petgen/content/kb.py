@@ -16,8 +16,9 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from petgen.build.cache import EntryCache, EntryMemo, Packed, chunk_size, content_root, entry_key, file_stamp
+from petgen.build.cache import EntryCache, EntryMemo, Packed, chunk_size, content_root, entry_key
 from petgen.build.dist import read_file
+from petgen.build.files import Scanned, entry_names, save_stamps, scan
 from petgen.build.forked import worker_pool
 from petgen.content.bots import load_bots
 from petgen.content.lazy import LightEntries
@@ -29,7 +30,6 @@ from petgen.content.model import (
     Facets,
     Mood,
     Site,
-    entry_names,
     facet_matches,
     load_categories,
     load_facets,
@@ -45,6 +45,8 @@ from petgen.search.index import document_terms
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future
+
+    from petgen.build.forked import Forked
 
 Progress = Callable[[int], None]  # called with the number of entries just done
 SETTINGS_FILES = ("site.yml", "categories.yml", "moods.yml", "facets.yml", "lexicon.yml", "bots.yml")
@@ -180,6 +182,17 @@ def _parse_chunk(sources: list[tuple[str, str, bytes]]) -> bytes:
     return pickle.dumps(records, protocol=pickle.HIGHEST_PROTOCOL)
 
 
+def _scanned(content_dir: Path, root: Path | None, scanning: Forked[Scanned] | None) -> Scanned | None:
+    """The entry files' `scan` (None without a cache: every file is read): begun in a child already, if it was and
+    ended well, else made here."""
+    if scanning is not None:
+        try:
+            return scanning.result()
+        except Exception:  # noqa: BLE001 - the child failed (killed, out of memory): scan here instead
+            scanning.stop()
+    return scan(content_dir, root) if root is not None else None
+
+
 def _chunks(sources: list, size: int, tail: int, workers: int) -> list[list]:
     """`sources` in chunks of `size`, but the last `workers * size` of them in chunks of `tail` (`chunk_size`)."""
     bulk = max(0, len(sources) - workers * size) // size * size
@@ -233,22 +246,22 @@ def _review_date_kept(old: tuple[Entry | None, list] | None, new: tuple[Entry | 
 
 def load_entries(content_dir: Path, problems: Problems, *, workers: int | None = None,
                  progress: Progress | None = None, cache_dir: Path | None = None,
-                 pool: Executor | None = None, meanwhile: Callable[[], None] | None = None) -> Loaded:
+                 pool: Executor | None = None, meanwhile: Callable[[], None] | None = None,
+                 scanning: Forked[Scanned] | None = None) -> Loaded:
     """Parse every names/*.md; return the entries, a hash of the sources, and the entries pickled.
 
     Files found in the cache (`cache_dir`, see petgen/build/cache.py) are not parsed again; the others are
     parsed in worker processes when there are many of them (those of `pool`, else started here), and stored
     in the cache. `meanwhile`, if given, is called once: while the workers parse, if they do (every file is
-    handed to them, and this process would only wait for them), else before the files are parsed.
+    handed to them, and this process would only wait for them), else before the files are parsed. `scanning`: the
+    files' `scan`, begun in a child already (`prescan`), if it was (else, with a cache, it is made here).
     """
-    names_dir = os.path.join(content_dir / "names", "")  # + name: `os.path.join(names_dir, name)`, cheaper
-    files = entry_names(content_dir)
     paths: dict[str, tuple[str, str]] = {}  # key -> (path inside the content directory, path as read)
     cache = EntryCache(cache_dir, content_dir, lazy=LightEntries(), reparse=partial(_reparse, paths))
-    known, stamps = cache.stamps(), {}
-    now = time.time_ns()
-    digest = hashlib.blake2b(digest_size=16)
-    keys, results, missing = [], {}, []
+    scanned = _scanned(content_dir, cache.root, scanning)
+    files = scanned.names if scanned is not None else entry_names(content_dir)
+    names_dir = os.path.join(content_dir / "names", "")  # + name: `os.path.join(names_dir, name)`, cheaper
+    keys, results, missing, named = [], {}, [], []
     edited: list[tuple[str, str, str]] = []  # files changed since the last build: (old key, new key, path)
     workers = workers if workers is not None else (os.cpu_count() or 1)
     # With a pool (forked early, so there are many files), each chunk of files to parse is handed to it as
@@ -257,28 +270,30 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     submitted: list[Future[bytes]] = []
     sent = 0
     for at, name in enumerate(files):
-        # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share
-        # one cache instead of missing (and pruning) each other's entries. Paths are plain strings here (10,000
-        # `Path` objects cost more than the rest of this loop).
-        rel = f"names/{name}"  # as `path.relative_to(content_dir).as_posix()`
+        rel = f"names/{name}"  # as `path.relative_to(content_dir).as_posix()` (the key's path: see `scan`)
         path = names_dir + name
         try:
-            stamp = file_stamp(os.stat(path)) if cache.root is not None else ()  # no cache: no stamps to keep
-            seen = known.get(rel)
-            key, raw = (seen[1], None) if seen is not None and seen[0] == stamp else (None, read_file(path))
-            found = cache.get(key) if key is not None else None
-            if found is None:  # not stamped as it is now, or no longer in the cache: read and hash it
-                raw = raw if raw is not None else read_file(path)
-                key = entry_key(rel, raw)
+            if scanned is None:  # no cache: every file is read
+                raw = read_file(path)
+                key, found = entry_key(rel, raw), None
+            else:
+                key, raw = scanned.keys[at], scanned.read.get(name)
+                if key is None:
+                    raise OSError(0, scanned.failed[name])
                 found = cache.get(key)
+                if found is None and raw is None:  # stamped as read before, but no longer in the cache: read it
+                    raw = read_file(path)
+                    key, before = entry_key(rel, raw), key
+                    found = cache.get(key)
+                    if key != before:  # changed within its stamp (the stamps saved say so until it changes again)
+                        scanned.before.setdefault(name, before)
         except OSError as exc:  # a directory named *.md, a dangling link, no permission
             problems.add(path, 1, f"cannot be read ({exc.strerror})", "every names/*.md must be a readable text file")
             continue
-        stamps[rel] = (stamp, key)
         paths[key] = (rel, path)
-        if seen is not None and seen[1] != key:
-            edited.append((seen[1], key, path))
-        digest.update(name.encode() + b"\0" + key.encode() + b"\0")
+        named.append(f"{name}\0{key}\0")  # the hash of the sources: of every file's name and key
+        if scanned is not None and name in scanned.before:
+            edited.append((scanned.before[name], key, path))
         keys.append(key)
         if found is None:
             missing.append((key, path, raw))
@@ -316,7 +331,9 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     for old_key, key, path in edited:  # before the old entries are pruned from the cache
         _review_date_kept(cache.get(old_key), results.get(key), path, problems)
     cache.prune(set(keys))
-    cache.save_stamps(stamps, now)
+    if scanned is not None and scanned.unsaved is not None and cache.root is not None:
+        save_stamps(cache.root, *scanned.unsaved)  # the cache's directory was made by this load
+    digest = hashlib.blake2b("".join(named).encode(), digest_size=16)
     entries, keyed = [], {}
     for key in keys:
         entry, entry_problems = results[key]
@@ -368,7 +385,8 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
                         progress: Progress | None = None, cache_dir: Path | None = None,
                         pool: Executor | None = None, workers: int | None = None,
                         before_checks: Callable[[KnowledgeBase], None] | None = None,
-                        while_parsing: Callable[[Site], None] | None = None) -> KnowledgeBase:
+                        while_parsing: Callable[[Site], None] | None = None,
+                        scanning: Forked[Scanned] | None = None) -> KnowledgeBase:
     """Load and validate everything; raise ContentError listing every problem, or return the knowledge base.
     `pool`: worker processes to parse in, `workers` how many at most (`load_entries`). `before_checks`, if
     given, is called with the knowledge base (its `warnings` not filled in yet) once every entry is parsed
@@ -376,7 +394,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
     workers there, so that they write while this process checks (the caller discards what they wrote
     if the checks then raise ContentError). `while_parsing`, if given, is called with the site (if site.yml
     loaded) while the workers parse the entries, as the rest of the content is loaded (`load_entries`'
-    `meanwhile`): a full build prepares there what needs no entry."""
+    `meanwhile`): a full build prepares there what needs no entry. `scanning`: see `load_entries`."""
     problems = Problems()
     if not content_dir.is_dir():
         problems.add(str(content_dir), 1, "content directory not found", "pass --content DIR")
@@ -395,7 +413,7 @@ def load_knowledge_base(content_dir: Path, *, base_url: str | None = None, stric
             while_parsing(site.with_base_url(base_url))
 
     loaded = load_entries(content_dir, problems, progress=progress, cache_dir=cache_dir, pool=pool, workers=workers,
-                          meanwhile=meanwhile)
+                          meanwhile=meanwhile, scanning=scanning)
     entries = loaded.entries  # in file order: the checks report the first of two entries in that order
     settings.save()
     site, moods, categories, facets, lexicon, bots, found = loaded_settings[0]

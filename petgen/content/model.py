@@ -690,11 +690,3 @@ def parse_entry(path: str, text: str) -> tuple[Entry | None, list[Problem]]:
         **{k: data[k] for k in ENTRY_FIELDS if k != "related" and k in data},
     )
     return entry, problems.items
-
-
-def entry_names(content_dir: Path) -> list[str]:
-    """The file name of every entry (`names/*.md`), in a stable order (by name)."""
-    try:
-        return sorted(name for name in os.listdir(os.path.join(content_dir, "names")) if name.endswith(".md"))
-    except OSError:  # no names/ directory (or not a readable one): no entries, as a glob finds none
-        return []

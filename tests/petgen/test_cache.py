@@ -13,6 +13,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+import petgen.build.files
 import petgen.content.kb
 import petgen.emit.api
 from petgen.build import cache as cache_module
@@ -160,7 +161,7 @@ def test_results_of_other_code_are_never_used(content: Path, tmp_path: Path, par
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
     old = {p.name for p in (tmp_path / "c").glob("entries-*")}
-    monkeypatch.setattr(cache_module, "fingerprint", lambda *packages: "0123456789abcdef")
+    monkeypatch.setattr(petgen.build.files, "fingerprint", lambda *packages: "0123456789abcdef")
     parsed.clear()
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
     assert len(parsed) == 6
@@ -378,25 +379,30 @@ def test_a_lazy_entry_reads_its_chunk_only_when_needed_and_pickles_as_an_entry(c
     assert entry.origin == plain.origin and entry == plain and plain == entry
 
 
-def test_a_lazy_entry_reads_its_later_fields_apart_from_its_chunk(content: Path, tmp_path: Path,
-                                                                  parsed: list[str]) -> None:
-    """The search terms are kept beside the light forms, not in them: read when first needed, from their own file
-    (the chunk stays unread), or from the chunk if that file is damaged; the same terms either way."""
+def test_a_lazy_entry_reads_its_column_fields_apart_from_its_chunk(content: Path, tmp_path: Path,
+                                                                   parsed: list[str]) -> None:
+    """The fields beyond the light form (the search terms, the meaning, the taxonomy, …) are kept beside it, field by
+    field: each read when first needed, from its own column (the chunk stays unread, the other columns too), or from
+    the chunk if that file is damaged; the same values either way."""
     build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "c")
     fresh = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL)
     parsed.clear()
     kb = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL, cache_dir=tmp_path / "c")
-    assert all("terms" not in vars(e) for e in kb.entries)
+    assert all("terms" not in vars(e) and "meaning" not in vars(e) for e in kb.entries)
     for chunk in _chunks(tmp_path / "c"):
         chunk.write_bytes(b"not a pickle")  # read it and the entries are parsed again
     assert [e.terms for e in kb.entries] == [e.terms for e in fresh.entries] and parsed == []
+    assert all("meaning" not in vars(e) for e in kb.entries)  # another column: not read with this one
+    assert [e.meaning for e in kb.entries] == [e.meaning for e in fresh.entries] and parsed == []
+    assert [e.genderNote for e in kb.entries] == [e.genderNote for e in fresh.entries] and parsed == []  # a default
     assert all("origin" not in vars(e) for e in kb.entries)  # the rest still to load
     build(content, tmp_path / "e", base_url=BASE_URL, cache_dir=tmp_path / "c2")
-    for later in (tmp_path / "c2").glob("entries-*/*/*.later"):
-        later.write_bytes(b"not a pickle")
+    for columns in (tmp_path / "c2").glob("entries-*/*/*.columns"):
+        columns.write_bytes(b"not a pickle")
     parsed.clear()
     kb = petgen.content.kb.load_knowledge_base(content, base_url=BASE_URL, cache_dir=tmp_path / "c2")
     assert [e.terms for e in kb.entries] == [e.terms for e in fresh.entries] and parsed == []  # from the chunks
+    assert [e.moods for e in kb.entries] == [e.moods for e in fresh.entries]
 
 
 def test_a_lazy_entry_loads_a_field_with_a_default_when_it_is_read_first(bundled: Path, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ import pytest
 
 import petgen.build.cache
 import petgen.build.dist
+import petgen.build.files
 import petgen.build.forked
 import petgen.build.incremental
 import petgen.build.pipeline
@@ -30,8 +31,8 @@ import petgen.emit.guide
 import petgen.emit.listpage
 import petgen.emit.llms
 import petgen.emit.site
-from petgen.build.cache import EntryCache
 from petgen.build.dist import MANIFEST
+from petgen.build.files import content_root, load_stamps
 from petgen.build.incremental import Layered, Marshalled, load_state, spare_path
 from petgen.build.pipeline import build
 from petgen.build.routelayout import LastRules, Layout
@@ -366,9 +367,9 @@ def test_entry_files_are_hashed_again_when_their_stamp_changed(bundled: Path, tm
     old = time.time_ns() - 3600 * 10**9
     for path in (bundled / "names").glob("*.md"):
         os.utime(path, ns=(old, old))
-    monkeypatch.setattr(petgen.build.cache, "RACY_NS", 0)
+    monkeypatch.setattr(petgen.build.files, "RACY_NS", 0)
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
-    stamps = EntryCache(cache, bundled).stamps()
+    stamps = load_stamps(content_root(cache, bundled))
     assert sorted(stamps) == sorted(f"names/{p.name}" for p in (bundled / "names").glob("*.md"))
 
     path = bundled / "names" / "baerchen.md"
@@ -380,14 +381,14 @@ def test_entry_files_are_hashed_again_when_their_stamp_changed(bundled: Path, tm
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
     (name,) = (out / "api" / "names").glob("baerchen.*.json")
     assert json.loads(name.read_bytes())["meaning"].startswith("X")
-    assert EntryCache(cache, bundled).stamps()["names/baerchen.md"] != stamps["names/baerchen.md"]
+    assert load_stamps(content_root(cache, bundled))["names/baerchen.md"] != stamps["names/baerchen.md"]
     build(bundled, tmp_path / "clean", base_url=BASE_URL)
     assert tree(out) == tree(tmp_path / "clean")
 
-    monkeypatch.setattr(petgen.build.cache, "RACY_NS", 10 * 10**9)
+    monkeypatch.setattr(petgen.build.files, "RACY_NS", 10 * 10**9)
     path.write_text(text, encoding="utf-8")
     build(bundled, out, base_url=BASE_URL, cache_dir=cache)
-    assert EntryCache(cache, bundled).stamps()["names/baerchen.md"][0] == ()  # no stamp: read again next time
+    assert load_stamps(content_root(cache, bundled))["names/baerchen.md"][0] == ()  # no stamp: read again next time
     (name,) = (out / "api" / "names").glob("baerchen.*.json")
     assert not json.loads(name.read_bytes())["meaning"].startswith("X")
 

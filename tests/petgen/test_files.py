@@ -1,0 +1,109 @@
+"""The entry files' scan (petgen/build/files.py): what it reads, what it keeps, and the build taking it from a child."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import petgen.build.files
+from petgen.build.files import Scanned, content_root, entry_key, load_stamps, prescan, scan
+from petgen.build.forked import Forked
+from petgen.build.pipeline import build
+from petgen.cli.main import cli
+from petgen.content.synthetic import write_corpus
+from tests.conftest import BASE_URL, REPO
+from tests.petgen.test_incremental import tree
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+
+
+def _aged(content: Path) -> None:
+    """Every entry file changed an hour ago (a stamp is kept only for a file not changed within RACY_NS)."""
+    old = time.time_ns() - 3600 * 10**9
+    for path in (content / "names").glob("*.md"):
+        os.utime(path, ns=(old, old))
+
+
+def test_a_scan_reads_only_the_files_whose_stamp_changed(content: Path, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(petgen.build.files, "RACY_NS", 0)  # the change below is stamped at once
+    _aged(content)
+    root = tmp_path / "cache"
+    root.mkdir()
+    names = sorted(p.name for p in (content / "names").glob("*.md"))
+    first = scan(content, root)
+    assert first.names == names and sorted(first.read) == names and first.before == {} and first.unsaved is None
+    assert first.keys == [entry_key(f"names/{n}", (content / "names" / n).read_bytes()) for n in names]
+    assert load_stamps(root) == {f"names/{n}": (load_stamps(root)[f"names/{n}"][0], k)
+                                 for n, k in zip(names, first.keys)}
+
+    again = scan(content, root)
+    assert again.keys == first.keys and again.read == {}  # nothing read: every stamp as recorded
+    edited = content / "names" / names[1]
+    edited.write_bytes(edited.read_bytes() + b"\n")
+    (content / "names" / "broken.md").mkdir()  # a directory named *.md: cannot be read
+    third = scan(content, root)
+    assert sorted(third.read) == [names[1]] and third.before == {names[1]: first.keys[1]}
+    assert third.failed == {"broken.md": "Is a directory"} and third.keys[third.names.index("broken.md")] is None
+    assert third.keys[third.names.index(names[1])] == entry_key(f"names/{names[1]}", edited.read_bytes())
+
+
+def test_a_scan_into_a_cache_not_made_yet_leaves_its_stamps_to_the_load(content: Path, tmp_path: Path) -> None:
+    root = tmp_path / "cache" / "not-yet"
+    found = scan(content, root)
+    assert found.unsaved is not None and not root.exists()
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "cache")  # saves them with its chunks
+    assert sorted(load_stamps(content_root(tmp_path / "cache", content))) == [f"names/{n}" for n in found.names]
+
+
+def test_the_build_takes_the_scan_begun_in_a_child(content: Path, tmp_path: Path) -> None:
+    """A build given the scan of a child (`prescan`, as `petgen build` begins it) writes the same tree as one that
+    scans itself, after an edit too; a scan that failed in its child is made again by the build."""
+    cache = tmp_path / "cache"
+    build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=cache)
+    scanning = prescan(content, cache)
+    assert isinstance(scanning, Forked)
+    path = next((content / "names").glob("*.md"))
+    build(content, tmp_path / "b", base_url=BASE_URL, cache_dir=cache, scanning=scanning)
+    assert scanning.done()
+    with pytest.raises(Exception, match="read already"):
+        scanning.result()  # the build took it
+    assert tree(tmp_path / "b") == tree(tmp_path / "a")
+
+    path.write_text(path.read_text(encoding="utf-8").replace("meaning: ", "meaning: Neu, ", 1), encoding="utf-8")
+    failed: Forked[Scanned] = Forked(lambda: os._exit(3))  # ends without a result
+    result = build(content, tmp_path / "a", base_url=BASE_URL, cache_dir=cache, scanning=failed)
+    assert any("meaning changed" in w.message for w in result.kb.warnings)  # the edit was seen
+    build(content, tmp_path / "clean", base_url=BASE_URL)
+    assert tree(tmp_path / "a") == tree(tmp_path / "clean")
+
+
+def test_no_scan_is_begun_without_a_cache(content: Path) -> None:
+    assert prescan(content, None) is None
+    assert prescan(content / "missing", Path("cache")) is None
+
+
+def test_petgen_build_stops_a_scan_it_did_not_take(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`petgen build` begins the scan before it imports the build; when it fails before the load (a bad
+    PETGEN_NETLIFY_SIGNING_SECRET), it stops the child, which would otherwise wait for ever to send a result larger
+    than a pipe holds (in a process that goes on, as one calling the command in-process)."""
+    content = write_corpus(tmp_path / "content", 60, taxonomy_from=REPO / "content")  # 120 KB of files to read
+    begun: list[Forked[Scanned]] = []
+
+    def recorded(*args: object) -> Forked[Scanned] | None:
+        scanning = prescan(*args)  # type: ignore[arg-type]
+        begun.append(scanning)  # type: ignore[arg-type]
+        return scanning
+
+    monkeypatch.setattr(petgen.build.files, "prescan", recorded)
+    monkeypatch.setenv("PETGEN_NETLIFY_SIGNING_SECRET", "short")
+    result = CliRunner().invoke(cli, ["build", "--content", str(content), "--out", str(tmp_path / "d"), "--cache-dir",
+                                      str(tmp_path / "c"), "--runtime-origin", "https://runtime.example"])
+    assert result.exit_code != 0 and "SIGNING_SECRET" in result.output
+    (scanning,) = begun
+    with pytest.raises(ChildProcessError):
+        os.waitpid(scanning.pid, os.WNOHANG)  # ended and reaped
