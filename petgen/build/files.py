@@ -17,9 +17,7 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 import time
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,6 +46,8 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data` in one rename; a cache that cannot be written costs speed, never the build."""
+    import tempfile  # not at the top: the child of `prescan` needs it only after its scan (and it imports random)
+
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     except OSError:
@@ -127,18 +127,19 @@ def save_stamps(root: Path, stamps: dict[str, tuple[Stamp, str]], now_ns: int) -
         protocol=pickle.HIGHEST_PROTOCOL))
 
 
-@dataclass
 class Scanned:
-    """The entry files of a content directory as `scan` found them, in `entry_names` order."""
+    """The entry files of a content directory as `scan` found them, in `entry_names` order. (Not a dataclass: the
+    child of `prescan` would import `dataclasses` before it could begin.)"""
 
-    names: list[str]
-    keys: list[str | None]  # each file's key (`entry_key`), None for one that could not be read
-    read: dict[str, bytes] = field(default_factory=dict)  # name -> bytes, of the files read (the others: unchanged)
-    failed: dict[str, str] = field(default_factory=dict)  # name -> why it could not be read (`strerror`)
-    before: dict[str, str] = field(default_factory=dict)  # name -> its key in the last scan, where it is another now
-    # The stamps and the time of the scan, if they could not be saved (the cache's directory is made as its first
-    # chunk is written): for the load to save.
-    unsaved: tuple[dict[str, tuple[Stamp, str]], int] | None = None
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.keys: list[str | None] = []  # each file's key (`entry_key`), None for one that could not be read
+        self.read: dict[str, bytes] = {}  # name -> bytes, of the files read (the others are as their stamp says)
+        self.failed: dict[str, str] = {}  # name -> why it could not be read (`strerror`)
+        self.before: dict[str, str] = {}  # name -> its key in the last scan, where it is another now
+        # The stamps and the time of the scan, if they could not be saved (the cache's directory is made as its
+        # first chunk is written): for the load to save.
+        self.unsaved: tuple[dict[str, tuple[Stamp, str]], int] | None = None
 
 
 def scan(content_dir: Path, root: Path) -> Scanned:
@@ -148,7 +149,7 @@ def scan(content_dir: Path, root: Path) -> Scanned:
     names = entry_names(content_dir)
     known, stamps = load_stamps(root), {}
     names_dir = os.path.join(content_dir, "names", "")  # + name: `os.path.join(names_dir, name)`, cheaper
-    found = Scanned(names, [])
+    found = Scanned(names)
     keys, read, failed, before = found.keys, found.read, found.failed, found.before
     for name in names:
         # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share one

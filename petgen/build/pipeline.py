@@ -509,9 +509,12 @@ def _emit_forked() -> ChildResult:
 def _emit_child_part(outputs: Outputs, writer: DistWriter) -> None:
     """What an `Edit`'s child writes: the search index, updated from the last build's, and the discovery documents
     (less work than what the parent does meanwhile: the checks across entries, kept from the last build's where
-    entries are unchanged, the changed entries, the site and the JSON API; with the API in the child as well, the
-    parent waited for it ≈0.3 s at 10,000 entries, and with the discovery documents in the parent, the child was done
-    ≈0.25 s before it). The sitemap, which lists the pages of /docs, is written after the child's part is merged."""
+    entries are unchanged, the changed entries, the site and the JSON API; with the discovery documents in the parent,
+    the child was done ≈0.25 s before it). The API moved back and forth with the index's cost: in the child, the
+    parent waited for it ≈0.3 s at 10,000 entries while the index was updated list by list; since only the postings
+    that change are updated, the child is done before the parent, but with the API in the child the rebuild was no
+    faster (0.87 against 0.84 s: written there, the API costs more, the pages it touches copied from the parent's). The sitemap,
+    which lists the pages of /docs, is written after the child's part is merged."""
     # Imported here, in the child: the build process of an edit needs none of the discovery documents' modules (10 ms).
     from petgen.emit.discovery import emit_openapi_and_discovery
 

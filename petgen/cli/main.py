@@ -30,6 +30,8 @@ OUT = click.option("--out", "out_dir", type=click.Path(path_type=Path), default=
 
 
 def _runtime_origin(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:  # nothing imported: `petgen build` begins its work before it imports the build
+        return None
     from petgen.emit.redirects import parse_runtime_origin
 
     try:
@@ -69,9 +71,11 @@ def cache_options(f):  # type: ignore[no-untyped-def]
 def _http_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """`--base-url` must be an http(s) URL, as site.yml's base_url must: every `url`, link and `nextUrl` starts
     with it."""
+    if value is None:  # nothing imported: `petgen build` begins its work before it imports the build
+        return None
     from petgen.content.model import HTTP_URL
 
-    if value is not None and not HTTP_URL.match(value.rstrip("/")):
+    if not HTTP_URL.match(value.rstrip("/")):
         raise click.BadParameter(f"'{value}' is not an http(s) URL (e.g. https://kosenamen.example).")
     return value
 

@@ -233,24 +233,37 @@ def update(state: IndexState, documents: list[Document], digests: list[bytes], e
     old_words = {d: orjson.loads(state.words[d]) for d in changed}
     new_words = {d: words_of(documents[d]) for d in changed}
     parts_of: dict[tuple[str, bool], list[str]] = {}
-    for d in changed:  # out with the old postings (parts by the known words they were made with)
-        seen = old_words[d]
-        for kind, terms in (("words", seen), ("stems", doc_stems(seen)), ("parts", doc_parts(seen, state.known, parts_of))):
-            for term in terms:
-                docs, weights = postings(kind, term)
-                at = bisect_left(docs, d)
-                del docs[at], weights[at]
+
+    def by_kind(seen: dict[str, float]) -> dict[str, dict[str, float]]:  # parts by the known words of the last build
+        return {"words": seen, "stems": doc_stems(seen), "parts": doc_parts(seen, state.known, parts_of)}
+
+    # Only the postings that change are taken out and put in again: those of a term the document no longer has, has
+    # now, or has with another weight (an edit leaves most of its words as they were: the lists of common words,
+    # as long as there are documents, and their shards are not touched).
+    before = {d: by_kind(old_words[d]) for d in changed}
+    after = {d: by_kind(new_words[d]) for d in changed}
+    for d in changed:  # out with the postings that change
+        for kind, terms in before[d].items():
+            now = after[d][kind]
+            for term, weight in terms.items():
+                if now.get(term) != weight:
+                    docs, weights = postings(kind, term)
+                    at = bisect_left(docs, d)
+                    del docs[at], weights[at]
     for d in changed:
+        was = before[d]["words"]
         for term, weight in new_words[d].items():
-            _insert(postings("words", term), d, weight)
-    for term in {w for d in changed for w in (*old_words[d], *new_words[d])}:
-        if is_known(term, postings("words", term)[1]) != (term in state.known):
+            if was.get(term) != weight:
+                _insert(postings("words", term), d, weight)
+    for term, (_, weights) in list(lists["words"].items()):  # a word whose postings are as they were is as known
+        if is_known(term, weights) != (term in state.known):
             return False  # other documents' compound parts change too
     for d in changed:
-        seen = new_words[d]
-        for kind, terms in (("stems", doc_stems(seen)), ("parts", doc_parts(seen, state.known, parts_of))):
-            for term, weight in terms.items():
-                _insert(postings(kind, term), d, weight)
+        for kind in ("stems", "parts"):
+            was = before[d][kind]
+            for term, weight in after[d][kind].items():
+                if was.get(term) != weight:
+                    _insert(postings(kind, term), d, weight)
         state.docs[d] = [documents[d].slug, documents[d].title, documents[d].meaning, documents[d].url]
         state.words[d] = orjson.dumps(new_words[d])
         state.digests[d] = digests[d]
