@@ -17,7 +17,6 @@ same saved state, as petgen/content/phrases.py does), and a full check runs wher
 from __future__ import annotations
 
 import contextlib
-import pickle
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,8 +26,7 @@ from pathlib import Path
 import numpy as np
 from xxhash import xxh3_64_intdigest
 
-from petgen.build.cache import write_atomic
-from petgen.build.dist import read_file
+from petgen.build.files import dumps_state, loads_state, read_file, write_atomic
 from petgen.content.model import Entry
 from petgen.content.problems import Problem, Problems
 
@@ -92,7 +90,7 @@ def checked(entries: list[Entry], keys: list[str] | None, root: Path | None, fil
 
 def load(root: Path, context: str) -> Findings | None:
     with contextlib.suppress(Exception):  # missing or damaged: check every entry
-        state = pickle.loads(read_file(root / STATE))
+        state = loads_state(read_file(root / STATE))
         if isinstance(state, Findings) and state.version == VERSION and state.context == context:
             return state
     return None
@@ -101,7 +99,7 @@ def load(root: Path, context: str) -> Findings | None:
 def save(root: Path, state: Findings) -> None:
     if root.is_dir():
         with contextlib.suppress(OSError):
-            write_atomic(root / STATE, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+            write_atomic(root / STATE, dumps_state(state))
 
 
 def made(entries: list[Entry], keys: list[str], by_kind: list[list[Problem]], rules: Rules) -> Findings:

@@ -12,7 +12,6 @@ was: until then each build updates the same saved state, a pure function of it a
 from __future__ import annotations
 
 import contextlib
-import pickle
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,8 +19,7 @@ from typing import overload
 
 import numpy as np
 
-from petgen.build.cache import write_atomic
-from petgen.build.dist import read_file
+from petgen.build.files import dumps_state, loads_state, read_file, write_atomic
 from petgen.content.model import Entry
 from petgen.content.validate import (
     MAX_PHRASE_ENTRIES,
@@ -87,13 +85,13 @@ def repeated(entries: list[Entry], keys: list[str] | None, root: Path | None) ->
     found, state = made[:2] if made is not None else _counted(entries, keys)
     if root is not None and root.is_dir():
         with contextlib.suppress(OSError):
-            write_atomic(root / STATE, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+            write_atomic(root / STATE, dumps_state(state))
     return found
 
 
 def _load(root: Path) -> PhraseState | None:
     with contextlib.suppress(Exception):  # missing or damaged: count anew
-        state = pickle.loads(read_file(root / STATE))
+        state = loads_state(read_file(root / STATE))
         if isinstance(state, PhraseState):
             return state
     return None

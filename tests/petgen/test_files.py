@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import os
+import pickle
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
 import petgen.build.files
-from petgen.build.files import Scanned, content_root, entry_key, load_stamps, prescan, scan
+from petgen.build.files import (
+    Scanned,
+    content_root,
+    dumps_state,
+    entry_key,
+    load_stamps,
+    loads_state,
+    prescan,
+    scan,
+)
 from petgen.build.forked import Forked
 from petgen.build.pipeline import build
 from petgen.cli.main import cli
@@ -107,3 +118,23 @@ def test_petgen_build_stops_a_scan_it_did_not_take(tmp_path: Path, monkeypatch: 
     (scanning,) = begun
     with pytest.raises(ChildProcessError):
         os.waitpid(scanning.pid, os.WNOHANG)  # ended and reaped
+
+
+def test_a_state_loads_with_its_arrays_on_the_bytes_read() -> None:
+    """`dumps_state`/`loads_state`: the same objects back, the arrays (any dtype, empty or not) made on the bytes
+    given, aligned and not copied; anything else than such a file is refused."""
+    state = {"keys": ["a", "b"], "hashes": np.arange(1000, dtype=np.int64) * 7, "empty": np.zeros(0, dtype=np.int64),
+             "weights": np.linspace(0, 1, 33, dtype=np.float32), "nested": [(3, np.array([1, 2], dtype=np.uint8))]}
+    data = dumps_state(state)
+    back = loads_state(data)
+    assert back.keys() == state.keys() and back["keys"] == ["a", "b"]
+    for name in ("hashes", "empty", "weights"):
+        assert back[name].dtype == state[name].dtype and back[name].tolist() == state[name].tolist()
+    assert back["nested"][0][0] == 3 and back["nested"][0][1].tolist() == [1, 2]
+    start = np.frombuffer(data, dtype=np.uint8).ctypes.data
+    assert start <= back["hashes"].ctypes.data < start + len(data)  # a view of `data`
+    assert back["hashes"].ctypes.data % 8 == 0 and not back["hashes"].flags.writeable
+    with pytest.raises(ValueError):
+        loads_state(pickle.dumps(state))  # an older state file: not this format
+    with pytest.raises(ValueError):
+        loads_state(data[:len(data) // 2])
