@@ -18,7 +18,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "petgen.contract": ("petgen.contract", "petgen.content"),
     "petgen.search": ("petgen.search", "petgen.content.text"),
     "petgen.emit": ("petgen.emit", "petgen.content", "petgen.contract", "petgen.search", "petgen.__init__",
-                    "petgen.build.dist", "petgen.build.distpack", "petgen.build.cache",
+                    "petgen.build.dist", "petgen.build.distpack", "petgen.build.cache", "petgen.build.files",
                     "petgen.build.incremental", "petgen.build.forked"),  # the writers, the pool they write in
     "petgen.build": ("petgen.build", "petgen.content", "petgen.contract", "petgen.search", "petgen.emit",
                      "petgen.__init__"),

@@ -30,15 +30,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-# Re-exported: the build's stages import what the cache is keyed by from here.
-from petgen.build.files import (  # noqa: F401
-    content_root,
-    entry_key,
-    file_stamp,
-    fingerprint,
-    read_file,
-    write_atomic,
-)
+from petgen.build.files import content_root, read_file, write_atomic
 
 Record = tuple[str, Any, list]  # (key, entry or None, problems)
 LIGHT = ".light"  # beside each chunk: the light form of its entries (`Lazy`)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from xxhash import xxh3_64_hexdigest
 
-from petgen.build.files import read_file  # noqa: F401 - also imported from here
 from petgen.contract.security import CORS_EXPOSED, SECURITY_HEADERS
 from petgen.emit.redirects import render_redirects, split_routes
 

@@ -47,7 +47,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from petgen.build.cache import write_atomic
 from petgen.build.dist import (
     DistWriter,
     Routes,
@@ -57,9 +56,9 @@ from petgen.build.dist import (
     lock_tree,
     manifest_stamp,
     new_build_dir,
-    read_file,
     write_file,
 )
+from petgen.build.files import read_file, write_atomic
 
 STATE_VERSION = 6
 LOCK_WAIT = 3.0  # seconds to wait for a runtime to let go of the spare tree (it reloads within its poll interval)

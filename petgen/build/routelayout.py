@@ -35,8 +35,8 @@ from petgen.build.dist import (
     header_blocks,
     header_texts,
     headers_head,
-    read_file,
 )
+from petgen.build.files import read_file
 from petgen.emit.redirects import FileRule, Split, file_rule, precomputed_rule, redirects_frame, split_routes
 
 Segments = tuple[str, int, bytes]  # a file's content hash, where its routes' parts begin, each part's length (int64)

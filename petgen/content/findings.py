@@ -76,7 +76,7 @@ def checked(entries: list[Entry], keys: list[str] | None, root: Path | None, fil
             full: Callable[[], list[Problems]]) -> list[list[Problem]]:
     """What `full` finds (the checks of every entry, one Problems per kind), updated from the state kept in
     `root` where there is one and few entries changed; the state is kept for the next build. `keys`: each entry's
-    file key (`petgen.build.cache.entry_key`), `files`: the slug of every entry file (`validate`)."""
+    file key (`petgen.build.files.entry_key`), `files`: the slug of every entry file (`validate`)."""
     if keys is None or root is None or len(keys) != len(entries) or len(set(keys)) != len(keys):
         return [problems.items for problems in full()]
     state = load(root, rules.context)

@@ -16,9 +16,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from petgen.build.cache import EntryCache, EntryMemo, Packed, chunk_size, content_root, entry_key
-from petgen.build.dist import read_file
-from petgen.build.files import Scanned, entry_names, save_stamps, scan
+from petgen.build.cache import EntryCache, EntryMemo, Packed, chunk_size
+from petgen.build.files import Scanned, content_root, entry_key, entry_names, read_file, save_stamps, scan
 from petgen.build.forked import worker_pool
 from petgen.content.bots import load_bots
 from petgen.content.lazy import LightEntries
@@ -155,7 +154,7 @@ class Loaded:
     source_hash: str
     packed: list[Packed]  # the same entries as pickled chunks (see EntryCache.packed)
     cache_root: Path | None  # where the cache keeps this content directory's chunks (None: no cache)
-    keys: dict[str, str]  # slug -> the cache key of its file (path and bytes: petgen.build.cache.entry_key)
+    keys: dict[str, str]  # slug -> the cache key of its file (path and bytes: petgen.build.files.entry_key)
     slugs: set[str] = field(default_factory=set)  # of every entry file, also those that failed to load
 
 

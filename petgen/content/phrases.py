@@ -75,7 +75,7 @@ class Users(Sequence[Entry]):
 def repeated(entries: list[Entry], keys: list[str] | None, root: Path | None) -> Found:
     """`repeated_phrases(entries)`, updated from the state kept in `root` (the build cache's directory of this
     content) where there is one and few entries changed; the state is kept for the next build. `keys`: each
-    entry's file key (`petgen.build.cache.entry_key`)."""
+    entry's file key (`petgen.build.files.entry_key`)."""
     if keys is None or len(keys) != len(entries) or len(set(keys)) != len(keys):
         return [(text, Users(entries, np.array(users))) for _, text, users in users_of(entries, *phrase_counts(entries))]
     state = _load(root) if root is not None else None

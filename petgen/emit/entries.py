@@ -23,8 +23,9 @@ from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from petgen.build.cache import Packed, write_atomic
-from petgen.build.dist import DistWriter, Routes, read_file
+from petgen.build.cache import Packed
+from petgen.build.dist import DistWriter, Routes
+from petgen.build.files import read_file, write_atomic
 from petgen.build.forked import worker_pool
 from petgen.build.incremental import TreeWriter
 from petgen.content.kb import KnowledgeBase

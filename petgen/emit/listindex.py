@@ -24,8 +24,7 @@ from operator import ne
 from pathlib import Path
 from typing import Any
 
-from petgen.build.cache import write_atomic
-from petgen.build.dist import read_file
+from petgen.build.files import read_file, write_atomic
 
 INDEX_VERSION = 1
 PATCH_LIMIT = 200  # changed positions beyond which the lists are grouped again

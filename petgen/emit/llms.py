@@ -10,8 +10,9 @@ from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
 
-from petgen.build.cache import EntryMemo, write_atomic
-from petgen.build.dist import read_file, unit_key
+from petgen.build.cache import EntryMemo
+from petgen.build.dist import unit_key
+from petgen.build.files import read_file, write_atomic
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Entry, Site
 from petgen.contract.resources import entry_url

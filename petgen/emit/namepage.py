@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from markupsafe import Markup
 
-from petgen.build.cache import write_atomic
-from petgen.build.dist import read_file
+from petgen.build.files import read_file, write_atomic
 from petgen.content.model import Entry, Site
 from petgen.emit.templating import esc, german_date
 

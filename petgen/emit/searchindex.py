@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, overload
 
-from petgen.build.cache import EntryMemo, fingerprint, write_atomic
-from petgen.build.dist import DistWriter, read_file
+from petgen.build.cache import EntryMemo
+from petgen.build.dist import DistWriter
+from petgen.build.files import fingerprint, read_file, write_atomic
 from petgen.content.kb import KnowledgeBase
 from petgen.contract.resources import encode, entry_url
 from petgen.search.index import FIELDS, INDEX_VERSION, QUALITY, WEIGHTS, Document, digest

@@ -14,8 +14,8 @@ from typing import Any, cast
 import orjson
 from markupsafe import Markup
 
-from petgen.build.cache import fingerprint
 from petgen.build.dist import HTML, DistWriter, unit_key
+from petgen.build.files import fingerprint
 from petgen.content.kb import KnowledgeBase
 from petgen.content.model import Entry, FacetValue, Site
 from petgen.contract.resources import entry_url

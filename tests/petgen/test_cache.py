@@ -172,7 +172,7 @@ def test_results_of_other_code_are_never_used(content: Path, tmp_path: Path, par
 def test_the_fingerprint_covers_every_petgen_source(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A change to any rule (placeholders turned from warnings into errors in validate.py, say) gives the
     cache a new directory, so an entry checked by the old rules can never hide a new error."""
-    before = cache_module.fingerprint.__wrapped__()
+    before = petgen.build.files.fingerprint.__wrapped__()
     read_bytes = Path.read_bytes
 
     def edited(path: Path) -> bytes:
@@ -180,7 +180,7 @@ def test_the_fingerprint_covers_every_petgen_source(source: str, monkeypatch: py
         return data + b"\n# edited\n" if path.as_posix().endswith(f"/petgen/{source}") else data
 
     monkeypatch.setattr(Path, "read_bytes", edited)
-    assert cache_module.fingerprint.__wrapped__() != before
+    assert petgen.build.files.fingerprint.__wrapped__() != before
 
 
 def test_chunks_of_deleted_entries_are_removed(content: Path, tmp_path: Path) -> None:
