@@ -177,9 +177,13 @@ class Scanned:
         self.read: dict[str, bytes] = {}  # name -> bytes, of the files read (the others are as their stamp says)
         self.failed: dict[str, str] = {}  # name -> why it could not be read (`strerror`)
         self.before: dict[str, str] = {}  # name -> its key in the last scan, where it is another now
-        # The stamps and the time of the scan, if they could not be saved (the cache's directory is made as its
-        # first chunk is written): for the load to save.
-        self.unsaved: tuple[dict[str, tuple[Stamp, str]], int] | None = None
+        # Nothing was known of the files (no stamps: the cache's first build, or the code changed): none was read
+        # here. The load reads each, as a build without a cache does, handing chunks to its workers as it reads
+        # them (read here, all of them had been sent back through a pipe before the first chunk could be handed
+        # out), and saves each file's key with the stamp it had here (`stamps`) and the time of the scan (`now`).
+        self.fresh = False
+        self.stamps: dict[str, Stamp] = {}
+        self.now = 0
 
 
 def scan(content_dir: Path, root: Path) -> Scanned:
@@ -190,6 +194,12 @@ def scan(content_dir: Path, root: Path) -> Scanned:
     known, stamps = load_stamps(root), {}
     names_dir = os.path.join(content_dir, "names", "")  # + name: `os.path.join(names_dir, name)`, cheaper
     found = Scanned(names)
+    if not known:  # every file is to be read: by the load (`Scanned.fresh`), which hashes each as it reads it
+        found.fresh, found.now = True, now
+        for name in names:
+            with contextlib.suppress(OSError):  # the load reports a file it cannot read
+                found.stamps[name] = file_stamp(os.stat(names_dir + name))
+        return found
     keys, read, failed, before = found.keys, found.read, found.failed, found.before
     for name in names:
         # Keyed by the path inside the content directory: `content`, `./content` and `/abs/content` share one
@@ -213,10 +223,7 @@ def scan(content_dir: Path, root: Path) -> Scanned:
             continue
         keys.append(key)
         stamps[rel] = (stamp, key)
-    if root.is_dir():
-        save_stamps(root, stamps, now)
-    else:
-        found.unsaved = (stamps, now)
+    save_stamps(root, stamps, now)
     return found
 
 

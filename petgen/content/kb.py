@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from petgen.build.cache import EntryCache, EntryMemo, Packed, chunk_size
-from petgen.build.files import Scanned, content_root, entry_key, entry_names, read_file, save_stamps, scan
+from petgen.build.files import Scanned, Stamp, content_root, entry_key, entry_names, read_file, save_stamps, scan
 from petgen.build.forked import worker_pool
 from petgen.content.bots import load_bots
 from petgen.content.lazy import LightEntries
@@ -262,6 +262,7 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     names_dir = os.path.join(content_dir / "names", "")  # + name: `os.path.join(names_dir, name)`, cheaper
     keys, results, missing, named = [], {}, [], []
     edited: list[tuple[str, str, str]] = []  # files changed since the last build: (old key, new key, path)
+    stamped: dict[str, tuple[Stamp, str]] = {}  # of a fresh scan (`Scanned.fresh`): each file's stamp and key
     workers = workers if workers is not None else (os.cpu_count() or 1)
     # With a pool (forked early, so there are many files), each chunk of files to parse is handed to it as
     # soon as it is read: the workers parse the first chunks while this process reads the rest.
@@ -272,9 +273,13 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
         rel = f"names/{name}"  # as `path.relative_to(content_dir).as_posix()` (the key's path: see `scan`)
         path = names_dir + name
         try:
-            if scanned is None:  # no cache: every file is read
+            if scanned is None or scanned.fresh:  # no cache, or no file known to it: every file is read
                 raw = read_file(path)
                 key, found = entry_key(rel, raw), None
+                if scanned is not None:
+                    found = cache.get(key)
+                    if name in scanned.stamps:
+                        stamped[rel] = (scanned.stamps[name], key)
             else:
                 key, raw = scanned.keys[at], scanned.read.get(name)
                 if key is None:
@@ -330,8 +335,8 @@ def load_entries(content_dir: Path, problems: Problems, *, workers: int | None =
     for old_key, key, path in edited:  # before the old entries are pruned from the cache
         _review_date_kept(cache.get(old_key), results.get(key), path, problems)
     cache.prune(set(keys))
-    if scanned is not None and scanned.unsaved is not None and cache.root is not None:
-        save_stamps(cache.root, *scanned.unsaved)  # the cache's directory was made by this load
+    if scanned is not None and scanned.fresh and cache.root is not None:
+        save_stamps(cache.root, stamped, scanned.now)  # the cache's directory is made by this load, if it was not
     digest = hashlib.blake2b("".join(named).encode(), digest_size=16)
     entries, keyed = [], {}
     for key in keys:

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import petgen.build.files
+import petgen.content.kb
 from petgen.build.files import (
     Scanned,
     content_root,
@@ -43,32 +44,47 @@ def test_a_scan_reads_only_the_files_whose_stamp_changed(content: Path, tmp_path
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(petgen.build.files, "RACY_NS", 0)  # the change below is stamped at once
     _aged(content)
-    root = tmp_path / "cache"
-    root.mkdir()
+    cache = tmp_path / "cache"
+    root = content_root(cache, content)
     names = sorted(p.name for p in (content / "names").glob("*.md"))
-    first = scan(content, root)
-    assert first.names == names and sorted(first.read) == names and first.before == {} and first.unsaved is None
-    assert first.keys == [entry_key(f"names/{n}", (content / "names" / n).read_bytes()) for n in names]
-    assert load_stamps(root) == {f"names/{n}": (load_stamps(root)[f"names/{n}"][0], k)
-                                 for n, k in zip(names, first.keys)}
+    keys = [entry_key(f"names/{n}", (content / "names" / n).read_bytes()) for n in names]
+    first = scan(content, root)  # nothing known: every file is left to the load to read
+    assert first.fresh and first.read == {} and first.keys == [] and sorted(first.stamps) == names
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=cache)  # reads them, saves their stamps and keys
+    assert load_stamps(root) == {f"names/{n}": (load_stamps(root)[f"names/{n}"][0], k) for n, k in zip(names, keys)}
 
     again = scan(content, root)
-    assert again.keys == first.keys and again.read == {}  # nothing read: every stamp as recorded
+    assert not again.fresh and again.keys == keys and again.read == {}  # nothing read: every stamp as recorded
     edited = content / "names" / names[1]
     edited.write_bytes(edited.read_bytes() + b"\n")
     (content / "names" / "broken.md").mkdir()  # a directory named *.md: cannot be read
     third = scan(content, root)
-    assert sorted(third.read) == [names[1]] and third.before == {names[1]: first.keys[1]}
+    assert sorted(third.read) == [names[1]] and third.before == {names[1]: keys[1]}
     assert third.failed == {"broken.md": "Is a directory"} and third.keys[third.names.index("broken.md")] is None
     assert third.keys[third.names.index(names[1])] == entry_key(f"names/{names[1]}", edited.read_bytes())
 
 
-def test_a_scan_into_a_cache_not_made_yet_leaves_its_stamps_to_the_load(content: Path, tmp_path: Path) -> None:
-    root = tmp_path / "cache" / "not-yet"
+def test_a_fresh_scan_leaves_the_reading_and_the_stamps_to_the_load(content: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first build with a cache (no stamps yet, the cache's directory not made yet) reads every file itself, as
+    a build without a cache does, and saves the stamps the scan took: the next build reads none of the files."""
+    monkeypatch.setattr(petgen.build.files, "RACY_NS", 0)
+    _aged(content)
+    root = content_root(tmp_path / "cache", content)
     found = scan(content, root)
-    assert found.unsaved is not None and not root.exists()
-    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "cache")  # saves them with its chunks
-    assert sorted(load_stamps(content_root(tmp_path / "cache", content))) == [f"names/{n}" for n in found.names]
+    assert found.fresh and found.read == {} and not root.exists()
+    read: list[str] = []
+    real = petgen.content.kb.read_file
+    monkeypatch.setattr(petgen.content.kb, "read_file",
+                        lambda path: (Path(path).parent.name == "names" and read.append(str(path))) or real(path))
+    build(content, tmp_path / "d", base_url=BASE_URL, cache_dir=tmp_path / "cache", scanning=None)
+    assert sorted(Path(p).name for p in read) == found.names  # every file read by the load
+    assert sorted(load_stamps(root)) == [f"names/{n}" for n in found.names]
+    read.clear()
+    again = scan(content, root)
+    build(content, tmp_path / "e", base_url=BASE_URL, cache_dir=tmp_path / "cache")
+    assert not again.fresh and again.read == {} and read == []  # nothing read by either
+    assert tree(tmp_path / "e") == tree(tmp_path / "d")
 
 
 def test_the_build_takes_the_scan_begun_in_a_child(content: Path, tmp_path: Path) -> None:
