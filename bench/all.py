@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 # The command of every figure in docs/benchmarks.md (each script's --write-docs owns its block there).
 COMMANDS: list[list[str]] = [
     ["build_vs_hugo.py", "--count", "10000,50000", "--rounds", "2", "--write-docs"],
+    ["build_stages.py", "--count", "10000", "--rounds", "3", "--write-docs"],
     ["runtime_memory.py", "--before", "main", "--write-docs"],
     ["serve_vs_nginx.py", "--duration", "5", "--rounds", "3", "--write-docs"],
     ["search_quality.py", "--write-docs"],

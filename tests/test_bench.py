@@ -26,3 +26,21 @@ def test_every_benchmark_that_writes_docs_has_its_block() -> None:
     for name in scripts:
         assert docs.count(f"<!-- {name}: begin -->") == 1 and docs.count(f"<!-- {name}: end -->") == 1, name
         assert f'"{name}"' in all_py, f"bench/all.py does not run {name}"
+
+
+def test_every_stage_the_build_breakdown_times_is_in_the_build() -> None:
+    """bench/build_stages.py times a build by wrapping its functions by name: each must still be where it looks."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import build_stages
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    targets = [target for _, found in build_stages.STAGES for target in found]
+    assert len(targets) >= 15
+    for target in targets:
+        owner, attribute = build_stages.resolve(target)
+        assert callable(getattr(owner, attribute)), target
+    with pytest.raises(SystemExit, match="not found"):
+        build_stages.resolve("petgen.content.kb:no_such_stage")
