@@ -22,7 +22,6 @@ import argparse
 import functools
 import importlib
 import json
-import os
 import resource
 import shutil
 import statistics
@@ -128,14 +127,14 @@ def main() -> None:
         child(*args.child)
         return
     # Imported here, not at the top: the timed child's start is measured.
-    from build_vs_hugo import hugo_site, settle, timed
+    from build_vs_hugo import compile_sources, hugo_site, settle, timed
 
     from docs import header, replace_block
     from petgen.content.synthetic import write_corpus
 
     if not shutil.which("hugo"):
         sys.exit("hugo not found: apt-get install hugo")
-    subprocess.run([sys.executable, "-m", "compileall", "-q", "petgen"], cwd=REPO, check=True, capture_output=True)
+    compile_sources(REPO)
     stages: dict[str, list[float]] = {}
     runs: dict[str, list[tuple[float, float]]] = {"hugo": [], "petgen": []}  # (wall, CPU)
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,8 +152,7 @@ def main() -> None:
             runs["petgen"].append((wall, user + system))
             settle()
             done = subprocess.run([sys.executable, __file__, "--child", str(corpus), str(out / "one" / "dist")],
-                                  cwd=REPO, capture_output=True, text=True, check=False,
-                                  env={**os.environ, "PYTHONPATH": str(REPO)})
+                                  cwd=REPO, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 sys.exit(f"the timed build failed:\n{done.stderr[-4000:]}")
             for label, seconds in json.loads(done.stdout.strip().splitlines()[-1]).items():
