@@ -27,6 +27,7 @@ COMMANDS: list[list[str]] = [
     ["serve_vs_nginx.py", "--duration", "5", "--rounds", "3", "--write-docs"],
     ["search_quality.py", "--write-docs"],
     ["search_speed.py", "--reps", "50", "--write-docs"],
+    ["not_found.py", "--counts", "10000,50000", "--reps", "3", "--write-docs"],
     ["aborts.py", "--write-docs"],
     ["ratelimit.py", "--write-docs"],
     ["webhooks.py", "--redis", "--write-docs"],

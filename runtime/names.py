@@ -13,9 +13,10 @@ from urllib.parse import quote
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from petgen.content.model import closest
+from petgen.content.nearest import closest
 from petgen.content.text import slugify
 from petgen.contract.limits import MAX_OFFSET
+from petgen.contract.limits import SEARCH_MIN_QUERY as MIN_QUERY
 from petgen.contract.resources import (
     DEFAULT_LIMIT,
     LIST_FILTERS,
@@ -108,8 +109,7 @@ def unknown_or_redirect(request: Request, dist: Dist, slug: str, prefix: str, su
         return RedirectResponse(location, status_code=301)
     shown = slug if len(slug) <= 80 else slug[:77] + "…"
     suggestion = closest(canonical or slug, dist.slugs) if len(slug) <= 80 else None
-    words = " ".join(slug.replace("-", " ").split())[:80]
-    hint = f"search with /api/search?q={quote(words)} or list all names at /api/names"
+    hint = f"{_search_for(slug)}list all names at /api/names"
     if suggestion:
         hint = f"did you mean '{suggestion}' ({prefix}{suggestion}{suffix})? Or {hint}"
     return error_response(404, f"No name with the slug '{shown}'.", hint)
@@ -124,12 +124,19 @@ def unknown_category(request: Request, dist: Dist, slug: str) -> Response:
                                                                          else ""), status_code=301)
     shown = slug if len(slug) <= 80 else slug[:77] + "…"
     suggestion = closest(canonical or slug, dist.categories) if len(slug) <= 80 else None
-    words = " ".join(slug.replace("-", " ").split())[:80]
-    hint = (f"list the categories at /api/categories ({', '.join(dist.categories)}), or search names with "
-            f"/api/search?q={quote(words)}")
+    search = _search_for(slug)
+    hint = (f"list the categories at /api/categories ({', '.join(dist.categories)})"
+            + (f", or {search.removesuffix(' or ')}" if search else ""))
     if suggestion:
         hint = f"did you mean '{suggestion}' (/api/categories/{suggestion})? Or {hint}"
     return error_response(404, f"No category with the slug '{shown}'.", hint)
+
+
+def _search_for(slug: str) -> str:
+    """"search with /api/search?q=… or " for the words of an unknown slug, if they make a query /api/search takes (at
+    least MIN_QUERY characters: `/api/names/x` is no reason to send anyone to a 400)."""
+    words = " ".join(slug.replace("-", " ").split())[:80]
+    return f"search with /api/search?q={quote(words)} or " if len(words) >= MIN_QUERY else ""
 
 
 def canonical_page(path: str, routes: Mapping[str, object]) -> str | None:

@@ -7,6 +7,7 @@ from typing import Any
 from petgen.contract.limits import SEARCH_DEFAULT_LIMIT as DEFAULT_LIMIT
 from petgen.contract.limits import SEARCH_MAX_LIMIT as MAX_LIMIT
 from petgen.contract.limits import SEARCH_MAX_QUERY as MAX_QUERY
+from petgen.contract.limits import SEARCH_MIN_QUERY as MIN_QUERY
 from petgen.contract.resources import license_of
 from petgen.search.query import Hit
 from runtime.builds.dist import Dist
@@ -22,8 +23,8 @@ def parse_search_query(query_string: str) -> tuple[str, int]:
     if "q" not in seen:
         raise BadRequest("The parameter 'q' is required.", "search like /api/search?q=bärchen")
     q = " ".join(seen["q"].split())
-    if len(q) < 2:
-        raise BadRequest("The query 'q' must have at least 2 characters after trimming.",
+    if len(q) < MIN_QUERY:
+        raise BadRequest(f"The query 'q' must have at least {MIN_QUERY} characters after trimming.",
                         "type at least two letters, e.g. /api/search?q=ma")
     if len(q) > MAX_QUERY:
         raise BadRequest(f"The query 'q' must not be longer than {MAX_QUERY} characters.", "shorten the query")

@@ -7,7 +7,6 @@ that `petgen check` can list them all before one abort.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 import os
 import re
 from dataclasses import dataclass, field, fields
@@ -17,6 +16,7 @@ from typing import Any
 import yaml
 
 from petgen.content.frontmatter import PlainReader, split_front_matter
+from petgen.content.nearest import did_you_mean
 from petgen.content.problems import Problem, Problems
 from petgen.content.text import slugify
 
@@ -193,17 +193,6 @@ def _entry(*values: Any) -> Entry:
     entry = Entry.__new__(Entry)
     entry.__dict__.update(zip(_ENTRY_FIELDS, values))
     return entry
-
-
-def closest(word: str, choices: list[str] | tuple[str, ...] | set[str]) -> str | None:
-    """The most similar choice, if one is similar enough to be a likely typo."""
-    matches = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
-    return matches[0] if matches else None
-
-
-def did_you_mean(word: str, choices: Any) -> str | None:
-    match = closest(word, choices)
-    return f"did you mean '{match}'?" if match else None
 
 
 # ---------------------------------------------------------------------------------------------

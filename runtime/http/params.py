@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 import orjson
 from starlette.requests import ClientDisconnect
 
-from petgen.content.model import closest
+from petgen.content.nearest import closest
 
 DIGITS = re.compile(r"[0-9]+")
 

@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from petgen.content.model import closest
+from petgen.content.nearest import closest
 from petgen.content.text import slugify
 from petgen.contract import mcp as mcpspec
 from petgen.contract.limits import (
@@ -37,6 +37,7 @@ from petgen.contract.limits import (
     SEARCH_DEFAULT_LIMIT,
     SEARCH_MAX_LIMIT,
     SEARCH_MAX_QUERY,
+    SEARCH_MIN_QUERY,
 )
 from petgen.contract.resources import license_of
 from runtime.builds.dist import Dist
@@ -163,7 +164,7 @@ def fast_search(dist: Callable[[], Dist]) -> FastAnswer:
         if not isinstance(query, str) or type(limit) is not int or not 1 <= limit <= SEARCH_MAX_LIMIT:
             return None
         q = search_query(query)
-        if not 2 <= len(q) <= SEARCH_MAX_QUERY:
+        if not SEARCH_MIN_QUERY <= len(q) <= SEARCH_MAX_QUERY:
             return None
         data = orjson.dumps(search_results(q, limit, dist()))
         return (b'{"jsonrpc":"2.0","id":' + orjson.dumps(rpc["id"]) + b',"result":{"content":[{"text":'
@@ -224,8 +225,9 @@ def build_mcp(dist: Callable[[], Dist], *, version: str, base_url: str) -> Petge
     def search(query: str, limit: Annotated[int, Field(ge=1, le=SEARCH_MAX_LIMIT, strict=True)] = SEARCH_DEFAULT_LIMIT
                ) -> CallToolResult:
         q = search_query(query)
-        if len(q) < 2:
-            raise ToolError("The query must have at least 2 characters, e.g. 'maus' or 'little bear'.")
+        if len(q) < SEARCH_MIN_QUERY:
+            raise ToolError(f"The query must have at least {SEARCH_MIN_QUERY} characters, e.g. 'maus' or "
+                            "'little bear'.")
         if len(q) > SEARCH_MAX_QUERY:  # the bound of GET /api/search: a long query costs CPU in proportion
             raise ToolError(f"The query must not be longer than {SEARCH_MAX_QUERY} characters; search for a few "
                             "words, e.g. 'maus' or 'little bear'.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -143,6 +144,20 @@ def test_unknown_slug_is_404_naming_it(client: TestClient) -> None:
         "docs": "http://testserver/docs#error-not_found",
     }
     assert "did you mean" not in client.get("/api/names/xyzzyq").json()["error"]["hint"]
+
+
+@pytest.mark.parametrize("path", ["/api/names/x", "/api/names/-", "/api/names/%20", "/api/names/x-", "/api/names/ab",
+                                  "/api/names/a-b", "/api/categories/x", "/api/categories/tierchen"])
+def test_every_link_in_a_404_hint_answers(client: TestClient, path: str) -> None:
+    """A hint names a search only with a query /api/search takes: `/api/names/x` does not send anyone to a 400."""
+    response = client.get(path)
+    assert response.status_code == 404
+    hint = response.json()["error"]["hint"]
+    links = re.findall(r"/api/[^\s,()]+", hint)
+    assert "/api/names" in links or "/api/categories" in links
+    for link in links:
+        assert client.get(link).status_code == 200, (path, hint, link)
+    assert ("/api/search?q=" in hint) == (len(path.rsplit("/", 1)[1].replace("-", "").replace("%20", "")) >= 2)
 
 
 @pytest.mark.parametrize("spelling", ["Ölprinz", "OELPRINZ", "oelPrinz", "%C3%96lprinz"])
