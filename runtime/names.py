@@ -109,7 +109,8 @@ def unknown_or_redirect(request: Request, dist: Dist, slug: str, prefix: str, su
         return RedirectResponse(location, status_code=301)
     shown = slug if len(slug) <= 80 else slug[:77] + "…"
     suggestion = closest(canonical or slug, dist.slugs) if len(slug) <= 80 else None
-    hint = f"{_search_for(slug)}list all names at /api/names"
+    search = _search_link(slug)
+    hint = (f"search with {search} or " if search else "") + "list all names at /api/names"
     if suggestion:
         hint = f"did you mean '{suggestion}' ({prefix}{suggestion}{suffix})? Or {hint}"
     return error_response(404, f"No name with the slug '{shown}'.", hint)
@@ -124,19 +125,19 @@ def unknown_category(request: Request, dist: Dist, slug: str) -> Response:
                                                                          else ""), status_code=301)
     shown = slug if len(slug) <= 80 else slug[:77] + "…"
     suggestion = closest(canonical or slug, dist.categories) if len(slug) <= 80 else None
-    search = _search_for(slug)
+    search = _search_link(slug)
     hint = (f"list the categories at /api/categories ({', '.join(dist.categories)})"
-            + (f", or {search.removesuffix(' or ')}" if search else ""))
+            + (f", or search names with {search}" if search else ""))
     if suggestion:
         hint = f"did you mean '{suggestion}' (/api/categories/{suggestion})? Or {hint}"
     return error_response(404, f"No category with the slug '{shown}'.", hint)
 
 
-def _search_for(slug: str) -> str:
-    """"search with /api/search?q=… or " for the words of an unknown slug, if they make a query /api/search takes (at
-    least MIN_QUERY characters: `/api/names/x` is no reason to send anyone to a 400)."""
+def _search_link(slug: str) -> str | None:
+    """/api/search for the words of an unknown slug, if they make a query it takes (at least MIN_QUERY characters:
+    `/api/names/x` is no reason to send anyone to a 400)."""
     words = " ".join(slug.replace("-", " ").split())[:80]
-    return f"search with /api/search?q={quote(words)} or " if len(words) >= MIN_QUERY else ""
+    return f"/api/search?q={quote(words)}" if len(words) >= MIN_QUERY else None
 
 
 def canonical_page(path: str, routes: Mapping[str, object]) -> str | None:

@@ -26,12 +26,12 @@ def closest(word: str, choices: Iterable[str]) -> str | None:
     matcher.set_seq2(word)  # as get_close_matches: the choice is the first sequence, the word the second
     best: str | None = None
     best_ratio = CLOSE_ENOUGH
-    bound_slack = 1e-9  # the bound is a float percentage: never cut off a choice at the boundary by rounding
+    slack = 1e-6  # the bound is a float percentage: never cut off a choice at the boundary by rounding
     # What `sorted` reads of the choices (a mapping's keys), in a collection rapidfuzz takes as it is.
     pool = choices if isinstance(choices, (list, tuple, set, frozenset)) else list(choices)
     for choice, bound, _ in process.extract(word, pool, scorer=fuzz.ratio, limit=None,
-                                            score_cutoff=100 * CLOSE_ENOUGH - 1e-6):
-        if bound / 100 < best_ratio - bound_slack:
+                                            score_cutoff=100 * best_ratio - slack):
+        if bound < 100 * best_ratio - slack:
             break  # sorted by the bound: no later choice can reach the best ratio
         matcher.set_seq1(choice)
         if matcher.real_quick_ratio() < best_ratio or matcher.quick_ratio() < best_ratio:

@@ -9,7 +9,7 @@ MAX_OFFSET = 1_000_000_000  # far past any list; keeps numbers within JSON's saf
 
 SEARCH_DEFAULT_LIMIT = 10  # GET /api/search and the MCP search tool
 SEARCH_MAX_LIMIT = 50
-SEARCH_MIN_QUERY = 2  # characters, after trimming: a single letter is no search
+SEARCH_MIN_QUERY = 2  # characters, after trimming: a single letter is no search (openapi.AFTER_TRIMMING_2 spells it)
 # Searching costs time in proportion to the query's words; the bound keeps every search cheap, over
 # REST and MCP alike (a 60 KB query took a second of CPU).
 SEARCH_MAX_QUERY = 200
